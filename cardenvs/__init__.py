@@ -1,0 +1,36 @@
+"""cardenvs: fast PettingZoo environments for Chinese climbing card games.
+
+Games (``cardenvs.GAMES``) are PettingZoo AEC environments over a numba bitmask engine::
+
+    from cardenvs import doudizhu_v0
+    env = doudizhu_v0.env()
+
+Importing ``cardenvs`` registers every game with PettingZoo's registry, so
+``pettingzoo.make("aec", "cardenvs/doudizhu-v0")`` works too.  ``cardenvs.legal_moves`` is
+the rules query API for people and tests.
+"""
+
+from __future__ import annotations
+
+from .api import GAMES, game_info, legal_moves, make_game
+from . import doudizhu_v0
+
+__version__ = "0.1.0"
+
+__all__ = ["GAMES", "doudizhu_v0", "game_info", "legal_moves", "make_game", "__version__"]
+
+
+def _register() -> None:
+    try:
+        from pettingzoo import register
+    except ImportError:  # pragma: no cover - older PettingZoo without a registry
+        return
+    import warnings
+
+    for name, module in GAMES.items():
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            register("aec", f"cardenvs/{name}-v0", entry_point=f"cardenvs.{module}:env")
+
+
+_register()

@@ -1,0 +1,67 @@
+"""The rules query API: ask what a hand can play without building an environment."""
+
+from __future__ import annotations
+
+from functools import lru_cache
+
+import numpy as np
+
+#: registry name -> module of the AEC environment
+GAMES = {"doudizhu": "doudizhu_v0"}
+
+
+def make_game(game: str, **options):
+    """The compiled :class:`cardenvs.core.game.Game` of ``game`` with ``options``."""
+    return _make_game(game, tuple(sorted(options.items())))
+
+
+@lru_cache(maxsize=32)
+def _make_game(game: str, options: tuple):
+    opts = dict(options)
+    if game == "doudizhu":
+        from .games.doudizhu import DouDizhu
+
+        return DouDizhu(3, **opts)
+    raise ValueError(f"unknown game {game!r}; known games: {', '.join(GAMES)}")
+
+
+def game_info(game: str):
+    """The metadata record (:class:`cardenvs.core.game.GameInfo`) of a game."""
+    return make_game(game).info
+
+
+def legal_moves(game: str, hand: str, prev: str | None = None, *, prev_type: str | None = None,
+                **options) -> list[str]:
+    """The distinct card sets of every legal play of ``hand`` (pass excluded).
+
+    Args:
+        game: a registry name, e.g. ``"doudizhu"``.
+        hand: the cards in hand, e.g. ``"33344455BR"``.
+        prev: the play to beat (``None`` = free lead).  Plays with kickers may be written
+            ``body+kickers`` (``"333444555+666"``) to fix their reading.
+        prev_type: the family of ``prev`` when its cards can be read several ways
+            (e.g. ``"airplane"`` or ``"airplane_singles"``).
+        **options: the game's options (e.g. ``preset="douzero"``).
+
+    Returns:
+        Card strings sorted by the game's rank order within each play, listed by size then
+        rank.  Raises ``ValueError`` for unknown cards, impossible hands, or an ambiguous
+        ``prev``.
+    """
+    from .core.kernels import gen_legal
+
+    g = make_game(game, **options)
+    counts = g.deck.parse(hand, what="hand")
+    prev_row = -1
+    if prev is not None:
+        prev_row = g.table.find(prev, prev_type, strict=True, what="prev")
+    elif prev_type is not None:
+        raise ValueError("prev_type given without prev")
+    out = np.empty(len(g.table), np.int64)
+    k = gen_legal(counts, prev_row, g.tab, out)
+    seen = {}
+    for row in out[:k]:
+        c = g.table.plays[row].counts
+        if c not in seen:
+            seen[c] = g.deck.format(c)
+    return sorted(seen.values(), key=lambda s: (len(s), [g.deck.order.index(ch) for ch in s]))

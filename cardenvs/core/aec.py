@@ -1,0 +1,290 @@
+"""The PettingZoo AEC environment shared by every game.
+
+One class, no wrapper stack: it does natively what PettingZoo's ``OrderEnforcingWrapper``,
+``AssertOutOfBoundsWrapper`` and ``TerminateIllegalWrapper`` do (those wrappers' attribute
+forwarding alone costs about 85 us a step), and it passes ``pettingzoo.test.api_test``.
+
+Conventions shared by every game:
+
+* agents ``player_0 .. player_{n-1}`` by seat; roles are in the observation and ``info``;
+* ``observe(agent)`` returns ``{"observation": float32[D], "action_mask": int8[N]}``, fresh
+  arrays every call; the mask is all zeros for agents not to move;
+* ``infos[agent]["legal_actions"]`` holds the legal action ids (``int64`` array) of the agent
+  to move, so callers need not scan the mask;
+* an illegal action: by default (``illegal="lose"``) the game ends, the mover gets
+  ``illegal_reward`` (-1) and everyone else 0, and ``infos[mover]["illegal_move"]`` is True;
+  with ``illegal="raise"`` a ``ValueError`` names the action and the state is unchanged;
+* an action outside the action space, of a wrong type, a step before ``reset`` or after every
+  agent is done raise ``ValueError`` / ``TypeError``;
+* ``reset(seed=s)`` seeds a ``numpy.random.Generator``; each deal is dealt by the numba kernel
+  from a 63-bit seed drawn from it, so the same seed and actions always give the same game;
+* pickling keeps the whole game (state, generator, agents), and ``get_state`` /
+  ``set_state`` clone a position for search.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Optional
+
+import numpy as np
+from gymnasium import spaces
+from gymnasium.utils import EzPickle
+from pettingzoo import AECEnv
+
+from .game import Game
+
+_MAX_SEED = 2**63 - 1
+
+
+class CardEnv(AECEnv, EzPickle):
+    """Base AEC environment over a :class:`cardenvs.core.game.Game`."""
+
+    metadata = {"render_modes": ["ansi", "human"], "name": "cardenv_v0", "is_parallelizable": False}
+    game_class: type = Game
+
+    def __init__(self, render_mode: Optional[str] = None, illegal: str = "lose",
+                 illegal_reward: float = -1.0, **options: Any):
+        EzPickle.__init__(self, render_mode=render_mode, illegal=illegal,
+                          illegal_reward=illegal_reward, **options)
+        super().__init__()
+        if render_mode is not None and render_mode not in self.metadata["render_modes"]:
+            raise ValueError(f"render_mode={render_mode!r}; choose from {self.metadata['render_modes']}")
+        if illegal not in ("lose", "raise"):
+            raise ValueError(f"illegal={illegal!r}; choose 'lose' (PettingZoo's behaviour) or 'raise'")
+        self.render_mode = render_mode
+        self.illegal = illegal
+        self.illegal_reward = float(illegal_reward)
+        self.game: Game = self.make_game(**options)
+        g = self.game
+        n = g.n_players
+        self.possible_agents = [f"player_{i}" for i in range(n)]
+        self.agents = []
+        self._index = {a: i for i, a in enumerate(self.possible_agents)}
+        obs_space = spaces.Dict({
+            "observation": spaces.Box(0.0, 1.0, (g.layout.size,), np.float32),
+            "action_mask": spaces.Box(0, 1, (g.n_actions,), np.int8),
+        })
+        self.observation_spaces = {a: obs_space for a in self.possible_agents}
+        self.action_spaces = {a: spaces.Discrete(g.n_actions) for a in self.possible_agents}
+        self.state_vec = g.new_state()
+        self._legal_buf = np.zeros(g.n_actions, np.int64)
+        self._n_legal = 0
+        self.np_random = np.random.default_rng()
+        self._np_random_seed = None
+        self._started = False
+        self.history: list[int] = []
+
+    # -- construction hook -----------------------------------------------------------------------
+    @classmethod
+    def make_game(cls, **options) -> Game:  # pragma: no cover - per game
+        raise NotImplementedError
+
+    # -- spaces ------------------------------------------------------------------------------------
+    def observation_space(self, agent: str):
+        return self.observation_spaces[self._check_agent(agent)]
+
+    def action_space(self, agent: str):
+        return self.action_spaces[self._check_agent(agent)]
+
+    def _check_agent(self, agent) -> str:
+        if agent not in self._index:
+            raise ValueError(f"unknown agent {agent!r}; agents are {', '.join(self.possible_agents)}")
+        return agent
+
+    # -- API ---------------------------------------------------------------------------------------
+    def reset(self, seed: Optional[int] = None, options: Optional[dict] = None) -> None:
+        if seed is not None:
+            self.np_random = np.random.default_rng(seed)
+            self._np_random_seed = seed
+        deal_seed = int(self.np_random.integers(0, _MAX_SEED))
+        g = self.game
+        if options is not None and not isinstance(options, dict):
+            raise TypeError(f"options must be a dict, got {type(options).__name__}")
+        if options and not set(options) & set(g.deal_keys):
+            import gymnasium
+
+            gymnasium.logger.warn(
+                f"reset(options=...) ignored: none of the deal keys {list(g.deal_keys)} given "
+                f"(got {sorted(map(str, options))})"
+            )
+            options = None
+        if options:
+            new_state = g.new_state()
+            g.custom_deal(new_state, options, deal_seed)  # validates before touching self
+            self.state_vec = new_state
+        else:
+            g.reset(self.state_vec, deal_seed)
+        self.agents = self.possible_agents[:]
+        self.rewards = {a: 0.0 for a in self.agents}
+        self._cumulative_rewards = {a: 0.0 for a in self.agents}
+        self.terminations = {a: False for a in self.agents}
+        self.truncations = {a: False for a in self.agents}
+        self.infos = {a: {} for a in self.agents}
+        self.history = []
+        self._started = True
+        self._after_move()
+
+    def _after_move(self) -> None:
+        """Refresh the mover, legal ids, infos; end the game when the state says so."""
+        g = self.game
+        s = self.state_vec
+        if g.done(s):
+            r = g.rewards(s)
+            for i, a in enumerate(self.possible_agents):
+                if a in self.rewards:
+                    self.rewards[a] = float(r[i])
+                    self.terminations[a] = True
+            self._accumulate_rewards()
+            self._n_legal = 0
+            return
+        seat = g.current(s)
+        self.agent_selection = self.possible_agents[seat]
+        self._n_legal = g.legal(s, self._legal_buf)
+        info = self.infos[self.agent_selection]
+        info["legal_actions"] = self._legal_buf[: self._n_legal].copy()
+        self._extra_info(info)
+
+    def _extra_info(self, info: dict) -> None:
+        """Game-specific public info for the agent to move (roles, phase)."""
+
+    def observe(self, agent: str) -> dict:
+        self._check_agent(agent)
+        if not self._started:
+            raise ValueError("call reset() before observe()")
+        g = self.game
+        obs = np.empty(g.layout.size, np.float32)
+        g.encode(self.state_vec, self._index[agent], obs)
+        mask = np.zeros(g.n_actions, np.int8)
+        if self.agents and agent == self.agent_selection and not g.done(self.state_vec):
+            mask[self._legal_buf[: self._n_legal]] = 1
+        return {"observation": obs, "action_mask": mask}
+
+    def legal_actions(self) -> np.ndarray:
+        """Legal action ids of the agent to move (a copy)."""
+        return self._legal_buf[: self._n_legal].copy()
+
+    def step(self, action) -> None:
+        if not self._started:
+            raise ValueError("call reset() before step()")
+        if not self.agents:
+            raise ValueError("the game is over and every agent has stepped out; call reset()")
+        agent = self.agent_selection
+        if self.terminations[agent] or self.truncations[agent]:
+            if action is not None:
+                raise ValueError(f"{agent} is done; step(None) for it (PettingZoo dead step)")
+            self._was_dead_step(action)
+            return
+        if action is None:
+            raise TypeError(f"{agent} must act: action is None but the game is not over")
+        if isinstance(action, (bool, np.bool_)) or not isinstance(action, (int, np.integer)):
+            if isinstance(action, np.ndarray) and action.shape == () and np.issubdtype(action.dtype, np.integer):
+                action = int(action)
+            else:
+                raise TypeError(f"action must be an int action id, got {type(action).__name__}")
+        action = int(action)
+        g = self.game
+        if not 0 <= action < g.n_actions:
+            raise ValueError(f"action {action} is outside the action space [0, {g.n_actions})")
+        s = self.state_vec
+        self._cumulative_rewards[agent] = 0.0
+        if not g.is_legal(s, action):
+            if self.illegal == "raise":
+                shown = ", ".join(g.action_to_string(a) for a in self._legal_buf[: min(self._n_legal, 8)])
+                more = "" if self._n_legal <= 8 else f", ... ({self._n_legal} in all)"
+                raise ValueError(
+                    f"illegal action {action} ({g.action_to_string(action)!r}) for {agent}; "
+                    f"legal: {shown}{more}"
+                )
+            self._terminate_illegal(agent)
+            return
+        self.history.append(action)
+        g.step(s, action)
+        for a in self.rewards:
+            self.rewards[a] = 0.0
+        self._after_move()
+        if self.render_mode == "human":
+            self.render()
+
+    def _terminate_illegal(self, agent: str) -> None:
+        for a in self.agents:
+            self.rewards[a] = 0.0
+            self.terminations[a] = True
+        self.rewards[agent] = self.illegal_reward
+        self.infos[agent]["illegal_move"] = True
+        self._n_legal = 0
+        self._accumulate_rewards()
+
+    def render(self):
+        if self.render_mode is None:
+            import gymnasium
+
+            gymnasium.logger.warn("render() called without a render_mode; pass render_mode='ansi'")
+            return None
+        if not self._started:
+            text = "(no deal yet: call reset())\n"
+        else:
+            text = self.game.render(self.state_vec)
+        if self.render_mode == "ansi":
+            return text
+        print(text, end="")
+        return None
+
+    def close(self) -> None:
+        pass
+
+    # -- helpers for people and search -------------------------------------------------------------
+    def action_to_string(self, action: int) -> str:
+        """Readable form of an action id (cards in the rules notation, ``pass``, ``bid 2``...)."""
+        if isinstance(action, (bool, np.bool_)) or not isinstance(action, (int, np.integer)):
+            raise TypeError(f"action must be an int, got {type(action).__name__}")
+        return self.game.action_to_string(int(action))
+
+    def string_to_action(self, text: str) -> int:
+        """Inverse of :meth:`action_to_string`; raises ``ValueError`` for unknown strings."""
+        return self.game.string_to_action(text)
+
+    def get_state(self) -> dict:
+        """A snapshot of the whole game for search (restore with :meth:`set_state`)."""
+        return {
+            "state": self.state_vec.copy(),
+            "agents": list(self.agents),
+            "rewards": dict(self.rewards),
+            "cumulative": dict(self._cumulative_rewards),
+            "terminations": dict(self.terminations),
+            "truncations": dict(self.truncations),
+            "infos": {a: dict(v) for a, v in self.infos.items()},
+            "agent_selection": getattr(self, "agent_selection", None),
+            "history": list(self.history),
+            "legal": self._legal_buf[: self._n_legal].copy(),
+            "started": self._started,
+        }
+
+    def set_state(self, snap: dict) -> None:
+        self.state_vec = snap["state"].copy()
+        self.agents = list(snap["agents"])
+        self.rewards = dict(snap["rewards"])
+        self._cumulative_rewards = dict(snap["cumulative"])
+        self.terminations = dict(snap["terminations"])
+        self.truncations = dict(snap["truncations"])
+        self.infos = {a: dict(v) for a, v in snap["infos"].items()}
+        if snap["agent_selection"] is not None:
+            self.agent_selection = snap["agent_selection"]
+        self.history = list(snap["history"])
+        self._n_legal = len(snap["legal"])
+        self._legal_buf[: self._n_legal] = snap["legal"]
+        self._started = snap["started"]
+
+    def __getstate__(self):
+        d = EzPickle.__getstate__(self)
+        d["_snapshot"] = self.get_state()
+        d["_rng"] = self.np_random.bit_generator.state
+        return d
+
+    def __setstate__(self, d):
+        snap = d.pop("_snapshot", None)
+        rng = d.pop("_rng", None)
+        EzPickle.__setstate__(self, d)
+        if snap is not None:
+            self.set_state(snap)
+        if rng is not None:
+            self.np_random.bit_generator.state = rng

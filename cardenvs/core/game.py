@@ -1,0 +1,130 @@
+"""The Python face of a compiled game: metadata, action blocks, strings, kernels.
+
+A :class:`Game` binds one option set of one game to its play table and its numba kernels.
+The AEC environment (:mod:`cardenvs.core.aec`), the rules query API and the batched engine
+all drive a game through the same five kernels, each a ``numba.njit`` function of the flat
+state vector (:mod:`cardenvs.core.state`):
+
+* ``reset(state, seed, tab, opts)`` deals and sets up the first phase;
+* ``legal(state, tab, opts, out) -> k`` writes the legal action ids of the seat to move;
+* ``is_legal(state, action, tab, opts) -> bool``;
+* ``step(state, action, tab, opts)`` applies a legal action (rewards land in the state);
+* ``encode(state, seat, tab, opts, offsets, out)`` writes one seat's observation.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+import numpy as np
+
+from .cards import Deck
+from .encode import Layout
+from .state import CUR, NDOUBLE, P_DONE, PHASE, REW0, state_size
+from .table import Table
+
+
+@dataclass(frozen=True)
+class GameInfo:
+    """Metadata record of a game (OpenSpiel-style)."""
+
+    name: str  # registry name, e.g. "doudizhu"
+    title: str  # human title
+    n_players: int
+    deck_size: int
+    zero_sum: bool
+    teams: str  # e.g. "1 vs 2"
+    rules_page: str  # where the rules live
+    options: dict[str, Any] = field(default_factory=dict)  # defaults
+
+
+class Game:
+    """Base class.  Subclasses set the kernels and fill ``blocks`` and ``layout``."""
+
+    info: GameInfo
+    deck: Deck
+    table: Table
+    layout: Layout
+    blocks: dict[str, tuple[int, int]]
+    #: keys of ``reset(options=...)`` that describe a custom deal
+    deal_keys: tuple[str, ...] = ("hands",)
+    k_reset: Callable
+    k_legal: Callable
+    k_is_legal: Callable
+    k_step: Callable
+    k_encode: Callable
+
+    def __init__(self, opts: np.ndarray):
+        self.opts = opts
+        self.tab = self.table.arrays
+        self.offsets = self.layout.start_array()
+        self.n_players = self.info.n_players
+        self.state_size = state_size(self.n_players)
+        self.pass_id = len(self.table)
+        self.n_actions = max(b for _, b in self.blocks.values())
+
+    # -- state -------------------------------------------------------------------------------
+    def new_state(self) -> np.ndarray:
+        return np.zeros(self.state_size, np.int64)
+
+    def reset(self, state: np.ndarray, seed: int) -> None:
+        self.k_reset(state, np.int64(seed), self.tab, self.opts)
+
+    def legal(self, state: np.ndarray, out: np.ndarray) -> int:
+        return self.k_legal(state, self.tab, self.opts, out)
+
+    def is_legal(self, state: np.ndarray, action: int) -> bool:
+        return bool(self.k_is_legal(state, np.int64(action), self.tab, self.opts))
+
+    def step(self, state: np.ndarray, action: int) -> None:
+        self.k_step(state, np.int64(action), self.tab, self.opts)
+
+    def encode(self, state: np.ndarray, seat: int, out: np.ndarray) -> None:
+        self.k_encode(state, seat, self.tab, self.opts, self.offsets, out)
+
+    @staticmethod
+    def done(state: np.ndarray) -> bool:
+        return state[PHASE] == P_DONE
+
+    @staticmethod
+    def current(state: np.ndarray) -> int:
+        return int(state[CUR])
+
+    def rewards(self, state: np.ndarray) -> np.ndarray:
+        return state[REW0:REW0 + self.n_players].astype(np.float64)
+
+    def doublings(self, state: np.ndarray) -> int:
+        return int(state[NDOUBLE])
+
+    # -- actions -----------------------------------------------------------------------------
+    def block_of(self, action: int) -> str:
+        for name, (a, b) in self.blocks.items():
+            if a <= action < b:
+                return name
+        raise ValueError(f"action {action} is outside the action space [0, {self.n_actions})")
+
+    def action_to_string(self, action: int) -> str:
+        action = int(action)
+        block = self.block_of(action)
+        if block == "play":
+            return self.table.row_string(action)
+        return self._block_string(block, action - self.blocks[block][0])
+
+    def string_to_action(self, text: str) -> int:
+        if not isinstance(text, str):
+            raise TypeError(f"action string must be a str, got {type(text).__name__}")
+        t = text.strip()
+        a = self._parse_block_string(t)
+        if a is not None:
+            return a
+        return self.table.find(t, what="action")
+
+    def _block_string(self, block: str, i: int) -> str:  # pragma: no cover - per game
+        raise NotImplementedError
+
+    def _parse_block_string(self, text: str):  # pragma: no cover - per game
+        raise NotImplementedError
+
+    def render(self, state: np.ndarray) -> str:  # pragma: no cover - per game
+        raise NotImplementedError

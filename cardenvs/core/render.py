@@ -1,0 +1,46 @@
+"""Text rendering of a climbing-game table (``render_mode="ansi"``); kept apart from the rules."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .state import (
+    BID, CUR, LANDLORD, LAST_ROW, LAST_SEAT, NDOUBLE, NLOG, P_AUCTION, P_DONE, PHASE, REW0,
+    WINNER, hand_off, kitty_off, log_off,
+)
+
+
+def render_climbing(game, state: np.ndarray, role_name: str = "landlord", recent: int = 6) -> str:
+    """The table as text: phase, each seat's hand and role, the play to beat, recent actions."""
+    n = game.n_players
+    deck = game.deck
+    lines = []
+    phase = int(state[PHASE])
+    names = {P_AUCTION: "auction", 1: "play", P_DONE: "done"}
+    ll = int(state[LANDLORD])
+    lines.append(
+        f"{game.info.title} | phase: {names.get(phase, phase)} | bid: {int(state[BID])} | "
+        f"doublings: {int(state[NDOUBLE])}"
+    )
+    for i in range(n):
+        role = role_name if i == ll else ("farmer" if ll >= 0 else "")
+        mark = "->" if phase != P_DONE and i == int(state[CUR]) else "  "
+        hand = deck.format(state[hand_off(i):hand_off(i) + 16])
+        lines.append(f"{mark} player_{i} {role:>8} [{len(hand):2d}] {hand}")
+    lines.append(f"   kitty: {deck.format(state[kitty_off(n):kitty_off(n) + 16])}")
+    prev = int(state[LAST_ROW])
+    if prev >= 0:
+        lines.append(f"   to beat: {game.table.row_string(prev)} by player_{int(state[LAST_SEAT])}")
+    k = int(state[NLOG])
+    lo = log_off(n)
+    hist = []
+    for i in range(max(0, k - recent), k):
+        e = int(state[lo + i])
+        hist.append(f"p{e % 8}:{game.action_to_string(e // 8)}")
+    if hist:
+        lines.append("   recent: " + ", ".join(hist))
+    if phase == P_DONE:
+        w = int(state[WINNER])
+        res = " ".join(f"{int(state[REW0 + i]):+d}" for i in range(n))
+        lines.append(f"   result: {'void deal' if w < 0 else f'player_{w} went out'}; rewards {res}")
+    return "\n".join(lines) + "\n"

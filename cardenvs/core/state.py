@@ -1,0 +1,147 @@
+"""The flat game state shared by every game, and the play-phase mechanics of climbing games.
+
+A game's whole state is one ``int64`` vector (so cloning is ``state.copy()``, a batch of games
+is a 2-D array, and numba kernels need no objects).  Layout::
+
+    [0, HDR)                       header fields below
+    [HANDS, HANDS + 16*np)         cards in each seat's hand (counts per rank index)
+    [KITTY, KITTY + 16)            kitty / bottom cards
+    [PLAYED, PLAYED + 16*np)       cards each seat has played
+    [LOG, LOG + MAXLOG)            every action so far, as ``action * 8 + seat``
+
+Action ids: ``[0, T)`` are rows of the game's play table, ``T`` is pass; games put their
+phase-specific blocks (bids, picks, declarations) after it.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+from .kernels import fits, gen_free, gen_follow, planes
+
+# header fields
+PHASE, CUR, FIRST, LANDLORD, BID, BIDDER, NPASS, LAST_ROW, LAST_SEAT = 0, 1, 2, 3, 4, 5, 6, 7, 8
+NDOUBLE, WINNER, NREDEAL, NSTEPS, NLOG, RNG = 9, 10, 11, 12, 13, 14
+PLAYS0 = 15  # plays made by each seat (8 slots)
+BIDS0 = 23  # each seat's last auction action: -1 none, 0 pass, k = bid k (8 slots)
+REW0 = 31  # terminal rewards (8 slots)
+AUX0 = 39  # game-specific scratch (9 slots)
+HDR = 48
+MAXLOG = 512
+MAXSEATS = 8
+
+# phases
+P_AUCTION, P_PLAY, P_DONE = 0, 1, 2
+
+
+def state_size(n_players: int) -> int:
+    return HDR + 16 * (2 * n_players + 1) + MAXLOG
+
+
+@njit(cache=True, inline="always")
+def hand_off(seat):
+    return HDR + 16 * seat
+
+
+@njit(cache=True, inline="always")
+def kitty_off(n):
+    return HDR + 16 * n
+
+
+@njit(cache=True, inline="always")
+def played_off(n, seat):
+    return HDR + 16 * n + 16 + 16 * seat
+
+
+@njit(cache=True, inline="always")
+def log_off(n):
+    return HDR + 16 * (2 * n + 1)
+
+
+@njit(cache=True)
+def log_action(s, n, seat, action):
+    k = s[NLOG]
+    if k < MAXLOG:
+        s[log_off(n) + k] = action * 8 + seat
+    s[NLOG] = k + 1
+    s[NSTEPS] += 1
+
+
+@njit(cache=True)
+def hand_size(s, seat):
+    o = hand_off(seat)
+    t = 0
+    for r in range(16):
+        t += s[o + r]
+    return t
+
+
+@njit(cache=True)
+def legal_play_rows(s, tab, out, n_pass_id):
+    """Legal actions of the seat to move in the play phase (rows, then pass if following)."""
+    seat = s[CUR]
+    o = hand_off(seat)
+    lo, hi = planes(s[o:o + 16])
+    prev = s[LAST_ROW]
+    if prev < 0:
+        return gen_free(lo, hi, tab, out, 0)
+    n = gen_follow(lo, hi, prev, tab, out, 0)
+    out[n] = n_pass_id
+    return n + 1
+
+
+@njit(cache=True)
+def is_legal_play(s, tab, action, pass_id):
+    """Whether ``action`` is legal in the play phase (without generating every legal play)."""
+    seat = s[CUR]
+    prev = s[LAST_ROW]
+    if action == pass_id:
+        return prev >= 0
+    if action < 0 or action >= pass_id:
+        return False
+    o = hand_off(seat)
+    lo, hi = planes(s[o:o + 16])
+    if not fits(lo, hi, tab.lo[action], tab.hi[action]):
+        return False
+    if prev < 0:
+        return True
+    g = tab.group[action]
+    if tab.fnext[prev] <= g < tab.fend[prev]:
+        return True
+    return tab.bnext[prev] <= g < tab.g_bomb_end[0]
+
+
+@njit(cache=True)
+def apply_play(s, n, tab, row):
+    """Play row ``row`` for the seat to move; returns True when that seat's hand is empty."""
+    seat = s[CUR]
+    o = hand_off(seat)
+    p = played_off(n, seat)
+    left = 0
+    for r in range(16):
+        c = tab.counts[row, r]
+        s[o + r] -= c
+        s[p + r] += c
+        left += s[o + r]
+    s[NDOUBLE] += tab.doubles[row]
+    s[LAST_ROW] = row
+    s[LAST_SEAT] = seat
+    s[NPASS] = 0
+    s[PLAYS0 + seat] += 1
+    return left == 0
+
+
+@njit(cache=True)
+def apply_pass(s, n):
+    """A pass in the play phase; ends the trick when every other player has passed.
+
+    Returns the seat to move next (all seats stay active until the deal ends in the
+    Dou Dizhu family: the winner of the trick leads).
+    """
+    s[NPASS] += 1
+    if s[NPASS] >= n - 1:
+        s[LAST_ROW] = -1
+        s[NPASS] = 0
+        return s[LAST_SEAT]
+    return (s[CUR] + 1) % n

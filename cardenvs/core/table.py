@@ -1,0 +1,243 @@
+"""The play table: every canonical play of a game compiled to flat integer arrays.
+
+Layout (see ``../shared/DESIGN.md``): rows are sorted by shape class (family, chain length),
+then by key (main rank), then by body, so that
+
+* a *follow* is a scan of one contiguous run of groups of the class, starting at the first
+  group whose key beats the play to beat (precomputed per row in ``fnext``), plus the bomb
+  groups whose power beats it (``bnext``);
+* a *free lead* tests each group's body (the play without kickers) with one AND-NOT and only
+  then its kicker variants.
+
+A row's index is its action id in the play block of the environment's action space, so masks
+and ``action_to_string`` need no lookup.  Hands and plays are rank planes: bit ``16*(k-1)+r``
+of ``lo`` is set when there are at least ``k`` cards of rank ``r`` (k = 1..4), and ``hi`` holds
+k = 5..8 the same way, so "the hand can make the play" is
+``(play.lo & ~hand.lo) | (play.hi & ~hand.hi) == 0``.
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple, Optional, Sequence
+
+import numpy as np
+
+from .cards import NSLOT, Deck
+from .combos import FAMILY_CODES, FAMILY_NAMES, ROCKET, Play
+
+
+class PlayTable(NamedTuple):
+    """Numba-friendly arrays of a play table (all ``int64`` unless noted)."""
+
+    lo: np.ndarray  # (T,) planes 1-4
+    hi: np.ndarray  # (T,) planes 5-8
+    counts: np.ndarray  # (T, 16) int64 cards of each rank
+    ncards: np.ndarray  # (T,)
+    family: np.ndarray  # (T,)
+    length: np.ndarray  # (T,)
+    key: np.ndarray  # (T,)
+    power: np.ndarray  # (T,) bomb power, 0 for non-bombs
+    doubles: np.ndarray  # (T,) stake doublings when played
+    group: np.ndarray  # (T,) group of the row
+    fnext: np.ndarray  # (T,) first group of the follow class that beats the row
+    fend: np.ndarray  # (T,) end of the follow class's groups
+    bnext: np.ndarray  # (T,) first bomb group that beats the row
+    g_lo: np.ndarray  # (G,) body planes
+    g_hi: np.ndarray  # (G,)
+    g_start: np.ndarray  # (G,) first row of the group
+    g_end: np.ndarray  # (G,) one past the last row
+    g_bomb_end: np.ndarray  # (1,) end of the bomb groups (they are last)
+
+
+def planes_of(counts: Sequence[int]) -> tuple[int, int]:
+    """Rank planes (lo, hi) of a count vector (pure Python; the numba twin is in kernels)."""
+    lo = hi = 0
+    for r in range(NSLOT):
+        c = int(counts[r])
+        for k in range(1, min(c, 4) + 1):
+            lo |= 1 << (16 * (k - 1) + r)
+        for k in range(5, min(c, 8) + 1):
+            hi |= 1 << (16 * (k - 5) + r)
+    return lo, hi
+
+
+class Table:
+    """A compiled play table plus the Python-side lookups (strings, readings).
+
+    Args:
+        deck: the game's deck (for formatting).
+        plays: every canonical play (from :func:`cardenvs.core.combos.enumerate_plays` or a
+            preset).
+        follow: optional per-play override of what a follower must beat after this play:
+            ``None`` keeps the play's own reading; ``(family, length, key)`` substitutes
+            another reading; ``False`` means only bombs may follow (a preset's unreadable
+            play).  Used by presets that reproduce another package's quirks.
+    """
+
+    def __init__(self, deck: Deck, plays: Sequence[Play], follow: Optional[Sequence] = None):
+        self.deck = deck
+        n = len(plays)
+        if follow is None:
+            follow = [None] * n
+
+        def shape(family, length, power):
+            return (1, 0) if power > 0 else (0, family * 64 + length)
+
+        order = sorted(
+            range(n),
+            key=lambda i: (shape(plays[i].family, plays[i].length, plays[i].bomb_power),
+                           plays[i].key, plays[i].body, plays[i].counts),
+        )
+        self.plays: list[Play] = [plays[i] for i in order]
+        follow = [follow[i] for i in order]
+        T = n
+        lo = np.zeros(T, np.int64)
+        hi = np.zeros(T, np.int64)
+        counts = np.zeros((T, NSLOT), np.int64)
+        fam = np.zeros(T, np.int64)
+        length = np.zeros(T, np.int64)
+        key = np.zeros(T, np.int64)
+        power = np.zeros(T, np.int64)
+        doubles = np.zeros(T, np.int64)
+        group = np.zeros(T, np.int64)
+        g_lo, g_hi, g_start, g_end, g_shape, g_key = [], [], [], [], [], []
+        prev_gid = None
+        for t, p in enumerate(self.plays):
+            lo[t], hi[t] = planes_of(p.counts)
+            counts[t] = p.counts
+            fam[t], length[t], key[t] = p.family, p.length, p.key
+            power[t], doubles[t] = p.bomb_power, p.doubles
+            gid = (shape(p.family, p.length, p.bomb_power), p.key, p.body)
+            if gid != prev_gid:
+                blo, bhi = planes_of(p.body)
+                g_lo.append(blo)
+                g_hi.append(bhi)
+                g_start.append(t)
+                g_end.append(t)
+                g_shape.append(gid[0])
+                g_key.append(p.key)
+                prev_gid = gid
+            g_end[-1] = t + 1
+            group[t] = len(g_start) - 1
+        G = len(g_start)
+        g_shape_arr = g_shape
+        # class ranges
+        cls_range: dict[tuple, tuple[int, int]] = {}
+        for g, s in enumerate(g_shape_arr):
+            a, b = cls_range.get(s, (g, g))
+            cls_range[s] = (min(a, g), g + 1)
+        bomb_lo, bomb_hi = cls_range.get((1, 0), (G, G))
+        fnext = np.zeros(T, np.int64)
+        fend = np.zeros(T, np.int64)
+        bnext = np.zeros(T, np.int64)
+        for t, p in enumerate(self.plays):
+            f = follow[t]
+            if f is False:
+                fnext[t] = fend[t] = 0
+                fpow = 0
+            else:
+                if f is None:
+                    ffam, flen, fkey, fpow = p.family, p.length, p.key, p.bomb_power
+                else:
+                    ffam, flen, fkey = f
+                    fpow = 0
+                s = shape(ffam, flen, fpow)
+                if fpow > 0:
+                    fnext[t] = fend[t] = 0  # bombs are handled by the bomb scan
+                else:
+                    a, b = cls_range.get(s, (0, 0))
+                    g = a
+                    while g < b and g_key[g] <= fkey:
+                        g += 1
+                    fnext[t], fend[t] = g, b
+            g = bomb_lo
+            while g < bomb_hi and g_key[g] <= fpow:
+                g += 1
+            bnext[t] = g
+        self.arrays = PlayTable(
+            lo, hi, counts, counts.sum(1), fam, length, key, power, doubles, group,
+            fnext, fend, bnext,
+            np.array(g_lo, np.int64), np.array(g_hi, np.int64),
+            np.array(g_start, np.int64), np.array(g_end, np.int64),
+            np.array([bomb_hi], np.int64),
+        )
+        # Python-side lookups
+        self._strings = [self._format(p) for p in self.plays]
+        self._by_string = {s: i for i, s in enumerate(self._strings)}
+        if len(self._by_string) != T:
+            raise AssertionError("two rows format to the same action string")
+        self._by_counts: dict[tuple, list[int]] = {}
+        for i, p in enumerate(self.plays):
+            self._by_counts.setdefault(p.counts, []).append(i)
+
+    def __len__(self) -> int:
+        return len(self.plays)
+
+    # -- strings ---------------------------------------------------------------------------
+    def _format(self, p: Play) -> str:
+        body = self.deck.format(p.body)
+        if p.body == p.counts:
+            return body
+        kick = tuple(c - b for c, b in zip(p.counts, p.body))
+        return body + "+" + self.deck.format(kick)
+
+    def row_string(self, row: int) -> str:
+        """The action string of a row: cards, or ``body+kickers`` for plays with kickers."""
+        return self._strings[row]
+
+    def reading(self, row: int) -> str:
+        p = self.plays[row]
+        name = FAMILY_NAMES[p.family]
+        if p.length > 1:
+            name += f" of {p.length}"
+        return f"{name} {self._strings[row]}"
+
+    def rows_of_cards(self, counts) -> list[int]:
+        return list(self._by_counts.get(tuple(int(c) for c in counts), []))
+
+    def find(self, text: str, family: Optional[str] = None, *, strict: bool = False,
+             what: str = "play") -> int:
+        """The row of a play written as cards (``"33344"``) or ``body+kickers``.
+
+        Raises ``ValueError`` when the cards are no play of this game, or when they can be
+        read in more than one way and neither the ``+`` notation nor ``family`` decides.  With
+        ``strict=False`` plain cards prefer the reading without kickers (the way
+        :meth:`row_string` writes it), so strings round-trip.
+        """
+        if not isinstance(text, str):
+            raise TypeError(f"{what} must be a string, got {type(text).__name__}")
+        s = text.replace(" ", "")
+        if "+" in s:
+            if s in self._by_string:
+                row = self._by_string[s]
+                if family is not None and FAMILY_NAMES[self.plays[row].family] != family:
+                    raise ValueError(f"{what} {text!r} is a {self.reading(row)}, not a {family}")
+                return row
+            body, _, kick = s.partition("+")
+            counts = self.deck.parse(body, what=what) + self.deck.parse(kick, what=what)
+            rows = [r for r in self.rows_of_cards(counts)
+                    if self.deck.format(self.plays[r].body) == self.deck.format(self.deck.parse(body))]
+        else:
+            counts = self.deck.parse(s, what=what)
+            rows = self.rows_of_cards(counts)
+        if family is not None:
+            if family not in FAMILY_CODES:
+                raise ValueError(f"unknown play type {family!r}; known: {', '.join(FAMILY_NAMES)}")
+            rows = [r for r in rows if self.plays[r].family == FAMILY_CODES[family]]
+        if not rows:
+            extra = f" of type {family}" if family else ""
+            raise ValueError(f"{what} {text!r} is not a legal combination{extra} in this game")
+        if len(rows) > 1 and "+" not in s:
+            plain = [r for r in rows if self.plays[r].body == self.plays[r].counts]
+            if len(plain) == 1 and family is None and not strict:
+                return plain[0]
+        if len(rows) > 1:
+            readings = "; ".join(self.reading(r) for r in rows)
+            raise ValueError(
+                f"{what} {text!r} can be read in more than one way: {readings}. "
+                f"Pick one with prev_type= (a type name) or write it as body+kickers"
+            )
+        return rows[0]
+
+    def is_rocket(self, row: int) -> bool:
+        return self.plays[row].family == ROCKET

@@ -1,0 +1,537 @@
+"""斗地主 Dou Dizhu: the rules of the 3-player game (and the shared kernels of the 4-player one).
+
+Rules contract: ``shared/rules/doudizhu.md`` (3 players).  Everything the Dou Dizhu family
+does beyond the shared engine lives here: the combination set (:func:`combo_rules`), the
+auction, the kitty, scoring, and the observation.  Rules variants (the ``preset`` option, which
+reproduces DouZero's or RLCard's move set) live in :mod:`cardenvs.games.doudizhu_presets`.
+
+Rules-variant statement (defaults first):
+
+* ``auction="bid"``: bids 1/2/3, strictly rising, re-entry allowed; ends after a 3 or after
+  ``n-1`` passes in a row following a bid.  ``"fixed"``: seat 0 is landlord at bid 1.
+* ``all_pass="void"``: everyone passing ends the deal with 0 for all; ``"redeal"`` deals again
+  (new random first bidder) up to ``max_redeals`` times, then void.
+* the first bidder is a uniformly random seat (stands for the face-up marker card).
+* the kitty goes to the landlord and is public (3 players).
+* stake = bid x 2^(bombs + rockets); landlord +2 stake / farmers -stake (or the reverse).
+  ``spring=True`` doubles once more for 春天 / 反春.  ``reward="win_loss"`` pays +-1.
+* ``preset="seed"`` (the rules page), ``"douzero"``, ``"rlcard"``.
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+
+import numpy as np
+from numba import njit
+
+from ..core.cards import Deck
+from ..core.combos import N_FAMILIES, ComboRules
+from ..core.encode import Field, Layout, put_cards
+from ..core.game import Game, GameInfo
+from ..core.kernels import rng_below, shuffle
+from ..core.state import (
+    AUX0, BID, BIDDER, BIDS0, CUR, FIRST, HDR, LANDLORD, LAST_ROW, LAST_SEAT, NDOUBLE, NLOG,
+    NPASS, NREDEAL, P_AUCTION, P_DONE, P_PLAY, PHASE, PLAYS0, REW0, RNG, WINNER, apply_pass,
+    apply_play, hand_off, is_legal_play, kitty_off, legal_play_rows, log_action, log_off,
+    played_off,
+)
+from ..core.table import Table
+
+ORDER = "3456789TJQKA2BR"
+MAX_BID = 3
+
+# -- options vector (read by the kernels) ------------------------------------------------------
+O_NP, O_HAND, O_KITTY, O_AUCTION, O_ALLPASS, O_MAXREDEAL, O_SPRING, O_REWARD = range(8)
+O_KITTY_PUBLIC, O_PASS, O_NRANKS, O_DEPTH, O_RECENT, O_FIXED_LL, O_DECKLEN = 8, 9, 10, 11, 12, 13, 14
+N_OPTS = 16  # the deck's cards (rank indices) follow at o[N_OPTS:N_OPTS + o[O_DECKLEN]]
+PLAY_START = AUX0  # log index where the play phase began
+
+
+def combo_rules(n_players: int = 3) -> ComboRules:
+    """The combination set of the rules page for 3 or 4 players."""
+    if n_players == 3:
+        return ComboRules(Deck.standard(ORDER, 1))
+    return ComboRules(
+        Deck.standard(ORDER, 2),
+        straight=(5, 12), pair_chain=(3, 12), airplane=(2, 11), airplane_singles=None,
+        airplane_pairs=(2, 6), trio_single=False, four_two_singles=False, four_two_pairs=False,
+        joker_pairs=True, bomb_sizes=(4, 5, 6, 7, 8), bomb_order="size_rank",
+        rocket=(("B", 2), ("R", 2)), double_min_bomb=6, max_cards=33,
+    )
+
+
+# -- kernels ---------------------------------------------------------------------------------------
+
+
+@njit(cache=True)
+def _deal(s, o):
+    n = o[O_NP]
+    for i in range(HDR, log_off(n)):
+        s[i] = 0
+    m = o[O_DECKLEN]
+    cards = o[N_OPTS:N_OPTS + m].copy()
+    shuffle(cards, m, s, RNG)
+    h = o[O_HAND]
+    for seat in range(n):
+        off = hand_off(seat)
+        for i in range(seat * h, (seat + 1) * h):
+            s[off + cards[i]] += 1
+    ko = kitty_off(n)
+    for i in range(n * h, m):
+        s[ko + cards[i]] += 1
+
+
+@njit(cache=True)
+def _start_auction(s, o):
+    n = o[O_NP]
+    s[PHASE] = P_AUCTION
+    s[BID] = 0
+    s[BIDDER] = -1
+    s[LANDLORD] = -1
+    s[NPASS] = 0
+    s[LAST_ROW] = -1
+    s[LAST_SEAT] = -1
+    for i in range(8):
+        s[BIDS0 + i] = -1
+    s[FIRST] = rng_below(s, RNG, n)
+    s[CUR] = s[FIRST]
+
+
+@njit(cache=True)
+def start_play(s, o, landlord, bid):
+    """Make ``landlord`` the landlord at ``bid``: he takes the kitty and leads."""
+    n = o[O_NP]
+    s[LANDLORD] = landlord
+    s[BID] = bid
+    s[BIDDER] = landlord
+    ko = kitty_off(n)
+    ho = hand_off(landlord)
+    for r in range(16):
+        s[ho + r] += s[ko + r]
+    s[PHASE] = P_PLAY
+    s[CUR] = landlord
+    s[LAST_ROW] = -1
+    s[LAST_SEAT] = -1
+    s[NPASS] = 0
+    s[PLAY_START] = s[NLOG]
+
+
+@njit(cache=True)
+def _finish(s, o, winner):
+    n = o[O_NP]
+    s[PHASE] = P_DONE
+    s[WINNER] = winner
+    ll = s[LANDLORD]
+    if winner < 0:  # void deal
+        for i in range(n):
+            s[REW0 + i] = 0
+        return
+    ll_wins = winner == ll
+    if o[O_REWARD] == 1:
+        for i in range(n):
+            s[REW0 + i] = 1 if (i == ll) == ll_wins else -1
+        return
+    stake = s[BID] << s[NDOUBLE]
+    if o[O_SPRING] == 1:
+        farmer_plays = 0
+        for i in range(n):
+            if i != ll:
+                farmer_plays += s[PLAYS0 + i]
+        if (ll_wins and farmer_plays == 0) or ((not ll_wins) and s[PLAYS0 + ll] == 1):
+            stake *= 2
+    sign = 1 if ll_wins else -1
+    for i in range(n):
+        s[REW0 + i] = sign * stake * (n - 1) if i == ll else -sign * stake
+
+
+@njit(cache=True)
+def _begin(s, o, first_bidder, landlord, bid):
+    _start_auction(s, o)
+    if first_bidder >= 0:
+        s[FIRST] = first_bidder
+        s[CUR] = first_bidder
+    if landlord >= 0:
+        start_play(s, o, landlord, bid)
+    elif o[O_AUCTION] == 1:
+        start_play(s, o, o[O_FIXED_LL], 1)
+
+
+@njit(cache=True)
+def _clear(s, seed):
+    for i in range(s.shape[0]):
+        s[i] = 0
+    s[RNG] = seed
+    s[WINNER] = -1
+
+
+@njit(cache=True)
+def reset(s, seed, tab, o):
+    """Deal a new deal from ``seed`` and start the auction (or the play, ``auction="fixed"``)."""
+    _clear(s, seed)
+    _deal(s, o)
+    _begin(s, o, -1, -1, 0)
+
+
+@njit(cache=True)
+def reset_custom(s, seed, o, cards, first_bidder, landlord, bid):
+    """Start from a given deal: ``cards[i]`` is seat i's hand, ``cards[n]`` the kitty.
+
+    ``first_bidder`` / ``landlord`` of -1 mean "draw from the seed" / "hold the auction".
+    """
+    n = o[O_NP]
+    _clear(s, seed)
+    for i in range(n):
+        s[hand_off(i):hand_off(i) + 16] = cards[i]
+    s[kitty_off(n):kitty_off(n) + 16] = cards[n]
+    _begin(s, o, first_bidder, landlord, bid)
+
+
+@njit(cache=True)
+def legal(s, tab, o, out):
+    ph = s[PHASE]
+    pass_id = o[O_PASS]
+    if ph == P_PLAY:
+        return legal_play_rows(s, tab, out, pass_id)
+    if ph == P_AUCTION:
+        out[0] = pass_id
+        k = 1
+        for b in range(s[BID] + 1, MAX_BID + 1):
+            out[k] = pass_id + b
+            k += 1
+        return k
+    return 0
+
+
+@njit(cache=True)
+def is_legal(s, a, tab, o):
+    ph = s[PHASE]
+    pass_id = o[O_PASS]
+    if ph == P_PLAY:
+        return is_legal_play(s, tab, a, pass_id)
+    if ph == P_AUCTION:
+        return a == pass_id or (pass_id + s[BID] < a <= pass_id + MAX_BID)
+    return False
+
+
+@njit(cache=True)
+def step(s, a, tab, o):
+    """Apply legal action ``a`` for the seat to move."""
+    n = o[O_NP]
+    seat = s[CUR]
+    pass_id = o[O_PASS]
+    log_action(s, n, seat, a)
+    if s[PHASE] == P_AUCTION:
+        if a == pass_id:
+            s[BIDS0 + seat] = 0
+            s[NPASS] += 1
+            if s[BID] > 0 and s[NPASS] >= n - 1:
+                start_play(s, o, s[BIDDER], s[BID])
+            elif s[BID] == 0 and s[NPASS] >= n:
+                if o[O_ALLPASS] == 1 and s[NREDEAL] < o[O_MAXREDEAL]:
+                    s[NREDEAL] += 1
+                    _deal(s, o)
+                    _start_auction(s, o)
+                else:
+                    _finish(s, o, -1)
+            else:
+                s[CUR] = (seat + 1) % n
+        else:
+            b = a - pass_id
+            s[BID] = b
+            s[BIDDER] = seat
+            s[BIDS0 + seat] = b
+            s[NPASS] = 0
+            if b >= MAX_BID:
+                start_play(s, o, seat, b)
+            else:
+                s[CUR] = (seat + 1) % n
+        return
+    if s[PHASE] != P_PLAY:
+        return
+    if a == pass_id:
+        s[CUR] = apply_pass(s, n)
+        return
+    if apply_play(s, n, tab, a):
+        _finish(s, o, seat)
+    else:
+        s[CUR] = (seat + 1) % n
+
+
+# -- observation -----------------------------------------------------------------------------------
+(F_HAND, F_KITTY, F_PLAYED, F_OTHERS, F_SIZES, F_BEAT, F_BEAT_TYPE, F_BEAT_SEAT, F_RECENT,
+ F_LANDLORD, F_BID, F_AUCTION, F_DOUBLE, F_TURN, F_PHASE) = range(15)
+
+
+def obs_layout(n: int, n_ranks: int, depth: int, recent: int, hand_max: int) -> Layout:
+    """The observation fields, in order.  Relative seats: 0 = the observer, 1 = next (下家)..."""
+    C = n_ranks * depth
+    cards = f"{n_ranks} ranks x {depth} planes, bit r*{depth}+k-1 set when holding >= k of rank r"
+    return Layout([
+        Field("hand", C, f"own hand ({cards})"),
+        Field("kitty", C, "kitty cards, once known to the observer (after the auction; "
+                          "3 players: public, 4 players: landlord only)"),
+        Field("played", n * C, "cards played so far by each relative seat, seat 0 first"),
+        Field("others", C, "cards not in the observer's hand and not yet played "
+                           "(other hands and an undistributed kitty)"),
+        Field("hand_sizes", n, f"cards in hand per relative seat / {hand_max}"),
+        Field("to_beat", C, "cards of the play to beat (zeros on a free lead)"),
+        Field("to_beat_type", N_FAMILIES, "one-hot family of the play to beat (see combos.FAMILY_NAMES)"),
+        Field("to_beat_seat", n, "one-hot relative seat of the play to beat"),
+        Field("recent", recent * (C + 1 + n),
+              f"last {recent} play-phase actions, most recent first; each: cards ({C}), "
+              f"pass flag (1), relative seat one-hot ({n}); zeros when absent"),
+        Field("landlord", n + 1, "one-hot relative seat of the landlord; last slot: not decided"),
+        Field("bid", MAX_BID + 1, "one-hot highest bid so far (0 = none)"),
+        Field("auction", n * (MAX_BID + 2),
+              "per relative seat one-hot of its last auction action: none, pass, bid 1..3"),
+        Field("doublings", 1, "bombs/rockets that doubled the stake so far, / 16, clipped to 1"),
+        Field("turn", n, "one-hot relative seat to move"),
+        Field("phase", 3, "one-hot phase: auction, play, done"),
+    ])
+
+
+@njit(cache=True)
+def encode(s, seat, tab, o, off, out):
+    """Write ``seat``'s observation into ``out`` (float32, zeroed here)."""
+    n = o[O_NP]
+    R = o[O_NRANKS]
+    D = o[O_DEPTH]
+    C = R * D
+    out[:] = 0.0
+    ho = hand_off(seat)
+    put_cards(out, off[F_HAND], s[ho:ho + 16], R, D)
+    ll = s[LANDLORD]
+    ko = kitty_off(n)
+    if s[PHASE] != P_AUCTION and ll >= 0 and (o[O_KITTY_PUBLIC] == 1 or seat == ll):
+        put_cards(out, off[F_KITTY], s[ko:ko + 16], R, D)
+    others = np.zeros(16, np.int64)
+    for i in range(o[O_DECKLEN]):
+        others[o[N_OPTS + i]] += 1
+    for r in range(16):
+        others[r] -= s[ho + r]
+    for k in range(n):
+        q = (seat + k) % n
+        po = played_off(n, q)
+        put_cards(out, off[F_PLAYED] + k * C, s[po:po + 16], R, D)
+        for r in range(16):
+            others[r] -= s[po + r]
+        sz = 0
+        qo = hand_off(q)
+        for r in range(16):
+            sz += s[qo + r]
+        out[off[F_SIZES] + k] = sz / (o[O_HAND] + o[O_KITTY])
+    put_cards(out, off[F_OTHERS], others, R, D)
+    prev = s[LAST_ROW]
+    if prev >= 0:
+        put_cards(out, off[F_BEAT], tab.counts[prev], R, D)
+        out[off[F_BEAT_TYPE] + tab.family[prev]] = 1.0
+        out[off[F_BEAT_SEAT] + (s[LAST_SEAT] - seat) % n] = 1.0
+    # recent play-phase actions
+    lo_ = log_off(n)
+    K = o[O_RECENT]
+    E = C + 1 + n
+    j = 0
+    if s[PHASE] != P_AUCTION:
+        i = s[NLOG] - 1
+        start = s[PLAY_START]
+        while i >= start and j < K:
+            e = s[lo_ + i]
+            act = e // 8
+            q = e % 8
+            base = off[F_RECENT] + j * E
+            if act == o[O_PASS]:
+                out[base + C] = 1.0
+            else:
+                put_cards(out, base, tab.counts[act], R, D)
+            out[base + C + 1 + (q - seat) % n] = 1.0
+            i -= 1
+            j += 1
+    if ll >= 0:
+        out[off[F_LANDLORD] + (ll - seat) % n] = 1.0
+    else:
+        out[off[F_LANDLORD] + n] = 1.0
+    out[off[F_BID] + s[BID]] = 1.0
+    for k in range(n):
+        q = (seat + k) % n
+        out[off[F_AUCTION] + k * (MAX_BID + 2) + s[BIDS0 + q] + 1] = 1.0
+    out[off[F_DOUBLE]] = min(s[NDOUBLE], 16) / 16.0
+    if s[PHASE] != P_DONE:
+        out[off[F_TURN] + (s[CUR] - seat) % n] = 1.0
+    out[off[F_PHASE] + min(s[PHASE], 2)] = 1.0
+
+
+# -- the Python game object ------------------------------------------------------------------------
+
+PRESETS = ("seed", "douzero", "rlcard")
+
+
+@lru_cache(maxsize=None)
+def play_table(n_players: int = 3, preset: str = "seed") -> Table:
+    """The (cached) play table of an option set."""
+    from .doudizhu_presets import preset_plays
+
+    rules = combo_rules(n_players)
+    plays, follow = preset_plays(rules, preset, n_players)
+    return Table(rules.deck, plays, follow)
+
+
+def _choice(name: str, value, allowed) -> None:
+    if value not in allowed:
+        raise ValueError(f"{name}={value!r} is not one of {', '.join(map(repr, allowed))}")
+
+
+class DouDizhu(Game):
+    """Dou Dizhu for 3 (``doudizhu``) or 4 players (``doudizhu4``) with one option set.
+
+    Action blocks: ``play`` (one row per canonical play and reading), ``pass`` (auction and
+    play), ``bid`` (bid 1, 2, 3).
+    """
+
+    k_reset = staticmethod(reset)
+    k_legal = staticmethod(legal)
+    k_is_legal = staticmethod(is_legal)
+    k_step = staticmethod(step)
+    k_encode = staticmethod(encode)
+
+    deal_keys = ("hands", "kitty", "landlord", "bid", "first_bidder")
+    OPTIONS = dict(auction="bid", all_pass="void", max_redeals=3, spring=False,
+                   reward="score", preset="seed")
+
+    def __init__(self, n_players: int = 3, *, auction: str = "bid", all_pass: str = "void",
+                 max_redeals: int = 3, spring: bool = False, reward: str = "score",
+                 preset: str = "seed"):
+        _choice("auction", auction, ("bid", "fixed"))
+        _choice("all_pass", all_pass, ("void", "redeal"))
+        _choice("reward", reward, ("score", "win_loss"))
+        _choice("preset", preset, PRESETS if n_players == 3 else ("seed",))
+        if not isinstance(max_redeals, (int, np.integer)) or isinstance(max_redeals, bool) or max_redeals < 0:
+            raise ValueError(f"max_redeals must be a non-negative int, got {max_redeals!r}")
+        if not isinstance(spring, (bool, np.bool_)):
+            raise TypeError(f"spring must be a bool, got {type(spring).__name__}")
+        self.options = dict(auction=auction, all_pass=all_pass, max_redeals=int(max_redeals),
+                            spring=bool(spring), reward=reward, preset=preset)
+        name = "doudizhu" if n_players == 3 else "doudizhu4"
+        self.info = GameInfo(
+            name=name,
+            title="Dou Dizhu" if n_players == 3 else "Dou Dizhu, 4 players",
+            n_players=n_players, deck_size=54 if n_players == 3 else 108,
+            zero_sum=True, teams=f"1 vs {n_players - 1}",
+            rules_page="shared/rules/doudizhu.md", options=dict(self.OPTIONS),
+        )
+        self.table = play_table(n_players, preset)
+        self.deck = self.table.deck
+        T = len(self.table)
+        self.blocks = {"play": (0, T), "pass": (T, T + 1), "bid": (T + 1, T + 1 + MAX_BID)}
+        hand = 17 if n_players == 3 else 25
+        kitty = 3 if n_players == 3 else 8
+        depth = 4 if n_players == 3 else 8
+        self.hand_cards, self.kitty_cards = hand, kitty
+        self.layout = obs_layout(n_players, self.deck.n_ranks, depth, 2 * n_players, hand + kitty)
+        deck_cards = np.repeat(np.arange(self.deck.n_ranks), self.deck.copies).astype(np.int64)
+        o = np.zeros(N_OPTS + len(deck_cards), np.int64)
+        o[O_NP], o[O_HAND], o[O_KITTY] = n_players, hand, kitty
+        o[O_AUCTION] = 1 if auction == "fixed" else 0
+        o[O_ALLPASS] = 1 if all_pass == "redeal" else 0
+        o[O_MAXREDEAL] = max_redeals
+        o[O_SPRING] = int(spring)
+        o[O_REWARD] = 1 if reward == "win_loss" else 0
+        o[O_KITTY_PUBLIC] = 1 if n_players == 3 else 0
+        o[O_PASS] = T
+        o[O_NRANKS], o[O_DEPTH], o[O_RECENT] = self.deck.n_ranks, depth, 2 * n_players
+        o[O_FIXED_LL] = 0
+        o[O_DECKLEN] = len(deck_cards)
+        o[N_OPTS:] = deck_cards
+        super().__init__(o)
+
+    # -- action strings ------------------------------------------------------------------------
+    def _block_string(self, block: str, i: int) -> str:
+        return "pass" if block == "pass" else f"bid {i + 1}"
+
+    def _parse_block_string(self, text: str):
+        t = text.lower()
+        if t == "pass":
+            return self.pass_id
+        if t.startswith("bid"):
+            try:
+                b = int(t[3:])
+            except ValueError:
+                raise ValueError(f"bad bid {text!r}: write 'bid 1', 'bid 2' or 'bid 3'") from None
+            if not 1 <= b <= MAX_BID:
+                raise ValueError(f"bad bid {text!r}: bids are 1..{MAX_BID}")
+            return self.pass_id + b
+        return None
+
+    # -- custom deals ----------------------------------------------------------------------------
+    def custom_deal(self, state: np.ndarray, options: dict, seed: int) -> None:
+        """Set up ``state`` from ``{"hands": [...], "kitty": "...", "landlord": i, "bid": b}``.
+
+        ``first_bidder`` may also be given; otherwise it is drawn from ``seed``.
+        """
+        from ..core.deals import parse_deal
+
+        n = self.n_players
+        known = set(self.deal_keys)
+        unknown = set(options) - known
+        if unknown:
+            raise ValueError(f"unknown deal option(s) {sorted(unknown)}; known: {sorted(known)}")
+        hands, kitty = parse_deal(self.deck, options, n, self.hand_cards, self.kitty_cards)
+        ll, bid = options.get("landlord"), options.get("bid")
+        if (ll is None) != (bid is None):
+            raise ValueError("give both 'landlord' and 'bid' to skip the auction, or neither")
+        if ll is not None:
+            _check_int("landlord", ll, 0, n - 1)
+            _check_int("bid", bid, 1, MAX_BID)
+        fb = options.get("first_bidder")
+        if fb is not None:
+            _check_int("first_bidder", fb, 0, n - 1)
+        cards = np.zeros((n + 1, 16), np.int64)
+        cards[:n] = hands
+        cards[n] = kitty
+        reset_custom(state, np.int64(seed), self.opts, cards,
+                     -1 if fb is None else int(fb), -1 if ll is None else int(ll),
+                     0 if bid is None else int(bid))
+
+    # -- text ------------------------------------------------------------------------------------
+    def render(self, state: np.ndarray) -> str:
+        from ..core.render import render_climbing
+
+        return render_climbing(self, state, role_name="landlord")
+
+
+def _check_int(name, v, lo, hi):
+    if not isinstance(v, (int, np.integer)) or isinstance(v, bool):
+        raise TypeError(f"{name} must be an int, got {type(v).__name__}")
+    if not lo <= v <= hi:
+        raise ValueError(f"{name}={v} is out of range {lo}..{hi}")
+
+
+def _action_features(game: DouDizhu) -> np.ndarray:
+    """Feature rows of every action id (built once per table, float32)."""
+    tab = game.tab
+    R, D = game.deck.n_ranks, int(game.opts[O_DEPTH])
+    C = R * D
+    T = len(game.table)
+    F = C + N_FAMILIES + 3 + 1 + MAX_BID
+    out = np.zeros((game.n_actions, F), np.float32)
+    k = np.arange(D)
+    cnt = tab.counts[:, :R]
+    out[:T, :C] = (cnt[:, :, None] > k[None, None, :]).reshape(T, C)
+    out[np.arange(T), C + tab.family] = 1.0
+    out[:T, C + N_FAMILIES] = tab.length / 12.0
+    out[:T, C + N_FAMILIES + 1] = np.minimum(tab.key, R) / R
+    out[:T, C + N_FAMILIES + 2] = tab.power > 0
+    out[T, C + N_FAMILIES + 3] = 1.0
+    for b in range(MAX_BID):
+        out[T + 1 + b, C + N_FAMILIES + 4 + b] = 1.0
+    return out
+
+
+def action_features(self, ids) -> np.ndarray:
+    """Feature rows (float32) of the given action ids; see ``legal_play_features``."""
+    if getattr(self, "_features", None) is None:
+        self._features = _action_features(self)
+    return self._features[np.asarray(ids, np.int64)]
+
+
+DouDizhu.action_features = action_features
