@@ -5,8 +5,8 @@ from __future__ import annotations
 import numpy as np
 
 from .state import (
-    BID, CUR, LANDLORD, LAST_ROW, LAST_SEAT, NDOUBLE, NLOG, P_AUCTION, P_DONE, PHASE, REW0,
-    WINNER, hand_off, kitty_off, log_off,
+    BID, CUR, LANDLORD, LAST_ROW, LAST_SEAT, MAXLOG, NDOUBLE, NLOG, P_AUCTION, P_DONE, PHASE,
+    REW0, WINNER, hand_off, kitty_off, log_entry,
 )
 
 
@@ -32,10 +32,9 @@ def render_climbing(game, state: np.ndarray, role_name: str = "landlord", recent
     if prev >= 0:
         lines.append(f"   to beat: {game.table.row_string(prev)} by player_{int(state[LAST_SEAT])}")
     k = int(state[NLOG])
-    lo = log_off(n)
     hist = []
-    for i in range(max(0, k - recent), k):
-        e = int(state[lo + i])
+    for i in range(max(0, k - min(recent, MAXLOG)), k):
+        e = int(log_entry(state, n, i))
         hist.append(f"p{e % 8}:{game.action_to_string(e // 8)}")
     if hist:
         lines.append("   recent: " + ", ".join(hist))

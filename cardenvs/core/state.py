@@ -7,7 +7,8 @@ is a 2-D array, and numba kernels need no objects).  Layout::
     [HANDS, HANDS + 16*np)         cards in each seat's hand (counts per rank index)
     [KITTY, KITTY + 16)            kitty / bottom cards
     [PLAYED, PLAYED + 16*np)       cards each seat has played
-    [LOG, LOG + MAXLOG)            every action so far, as ``action * 8 + seat``
+    [LOG, LOG + MAXLOG)            a ring buffer of the last MAXLOG actions, ``action * 8 + seat``
+                                   (action number i is at ``LOG + i % MAXLOG``; NLOG counts all)
 
 Action ids: ``[0, T)`` are rows of the game's play table, ``T`` is pass; games put their
 phase-specific blocks (bids, picks, declarations) after it.
@@ -62,10 +63,15 @@ def log_off(n):
 @njit(cache=True)
 def log_action(s, n, seat, action):
     k = s[NLOG]
-    if k < MAXLOG:
-        s[log_off(n) + k] = action * 8 + seat
+    s[log_off(n) + k % MAXLOG] = action * 8 + seat
     s[NLOG] = k + 1
     s[NSTEPS] += 1
+
+
+@njit(cache=True, inline="always")
+def log_entry(s, n, i):
+    """Entry ``action * 8 + seat`` of action number ``i`` (one of the last MAXLOG actions)."""
+    return s[log_off(n) + i % MAXLOG]
 
 
 @njit(cache=True)

@@ -33,8 +33,8 @@ from ..core.kernels import rng_below, shuffle
 from ..core.state import (
     AUX0, BID, BIDDER, BIDS0, CUR, FIRST, HDR, LANDLORD, LAST_ROW, LAST_SEAT, NDOUBLE, NLOG,
     NPASS, NREDEAL, P_AUCTION, P_DONE, P_PLAY, PHASE, PLAYS0, REW0, RNG, WINNER, apply_pass,
-    apply_play, hand_off, is_legal_play, kitty_off, legal_play_rows, log_action, log_off,
-    played_off,
+    MAXLOG, apply_play, hand_off, is_legal_play, kitty_off, legal_play_rows, log_action,
+    log_entry, log_off, played_off,
 )
 from ..core.table import Table
 
@@ -328,15 +328,14 @@ def encode(s, seat, tab, o, off, out):
         out[off[F_BEAT_TYPE] + tab.family[prev]] = 1.0
         out[off[F_BEAT_SEAT] + (s[LAST_SEAT] - seat) % n] = 1.0
     # recent play-phase actions
-    lo_ = log_off(n)
     K = o[O_RECENT]
     E = C + 1 + n
     j = 0
     if s[PHASE] != P_AUCTION:
         i = s[NLOG] - 1
-        start = s[PLAY_START]
+        start = max(s[PLAY_START], s[NLOG] - MAXLOG)
         while i >= start and j < K:
-            e = s[lo_ + i]
+            e = log_entry(s, n, i)
             act = e // 8
             q = e % 8
             base = off[F_RECENT] + j * E

@@ -1,0 +1,42 @@
+"""The README's set-up and test commands are exactly what CI runs, and the demo works."""
+
+from __future__ import annotations
+
+import io
+import re
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def _readme_commands() -> dict[str, str]:
+    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    block = re.search(r"```bash\n(.*?)```", text, re.S).group(1)
+    cmds, label = {}, None
+    for line in block.splitlines():
+        if line.startswith("# "):
+            label = line[2:].split(":")[0].strip().lower()
+        elif line.strip() and label:
+            cmds[label] = line.strip()
+    return cmds
+
+
+def test_ci_runs_the_readme_commands_verbatim():
+    cmds = _readme_commands()
+    assert set(cmds) >= {"set up", "main job", "test"}
+    ci = (ROOT / ".ci" / "run").read_text(encoding="utf-8").splitlines()
+    assert cmds["set up"] in ci
+    assert cmds["test"] in ci
+
+
+def test_main_job_command_plays_a_deal():
+    from cardenvs.cli import demo, main
+
+    cmd = _readme_commands()["main job"].split()
+    assert cmd[0].endswith("cardenvs") and cmd[1] == "demo"
+    out = io.StringIO()
+    text = demo(cmd[2], int(cmd[cmd.index("--seed") + 1]), {}, out=out)
+    assert out.getvalue() == text
+    assert "phase: done" in text
+    assert "sum: +0" in text  # Dou Dizhu is zero-sum
+    assert main(["moves", "doudizhu", "33X"]) == 2  # bad input: clear error, exit status 2
