@@ -7,7 +7,7 @@ from functools import lru_cache
 import numpy as np
 
 #: registry name -> module of the AEC environment
-GAMES = {"doudizhu": "doudizhu_v0"}
+GAMES = {"doudizhu": "doudizhu_v0", "doudizhu4": "doudizhu4_v0", "wakeng": "wakeng_v0"}
 
 
 def make_game(game: str, **options):
@@ -22,6 +22,14 @@ def _make_game(game: str, options: tuple):
         from .games.doudizhu import DouDizhu
 
         return DouDizhu(3, **opts)
+    if game == "doudizhu4":
+        from .games.doudizhu import DouDizhu
+
+        return DouDizhu(4, **opts)
+    if game == "wakeng":
+        from .games.wakeng import Wakeng
+
+        return Wakeng(**opts)
     raise ValueError(f"unknown game {game!r}; known games: {', '.join(GAMES)}")
 
 
@@ -52,9 +60,20 @@ def legal_moves(game: str, hand: str, prev: str | None = None, *, prev_type: str
 
     g = make_game(game, **options)
     counts = g.deck.parse(hand, what="hand")
+    max_hand = getattr(g, "max_hand", None)
+    if max_hand is not None and counts.sum() > max_hand:
+        raise ValueError(f"hand {hand!r} has {int(counts.sum())} cards; at most {max_hand} in {game}")
     prev_row = -1
     if prev is not None:
         prev_row = g.table.find(prev, prev_type, strict=True, what="prev")
+        both = counts + g.tab.counts[prev_row]
+        over = np.flatnonzero(both > g.deck.full_counts())
+        if over.size:
+            r = int(over[0])
+            raise ValueError(
+                f"impossible position: hand {hand!r} and prev {prev!r} hold {int(both[r])} "
+                f"cards of {g.deck.order[r]!r}; the deck has {g.deck.copies[r]}"
+            )
     elif prev_type is not None:
         raise ValueError("prev_type given without prev")
     out = np.empty(len(g.table), np.int64)

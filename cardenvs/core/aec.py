@@ -51,6 +51,9 @@ class CardEnv(AECEnv, EzPickle):
             raise ValueError(f"render_mode={render_mode!r}; choose from {self.metadata['render_modes']}")
         if illegal not in ("lose", "raise"):
             raise ValueError(f"illegal={illegal!r}; choose 'lose' (PettingZoo's behaviour) or 'raise'")
+        if isinstance(illegal_reward, (bool, np.bool_)) or not isinstance(
+                illegal_reward, (int, float, np.integer, np.floating)):
+            raise TypeError(f"illegal_reward must be a number, got {type(illegal_reward).__name__}")
         self.render_mode = render_mode
         self.illegal = illegal
         self.illegal_reward = float(illegal_reward)
@@ -59,6 +62,11 @@ class CardEnv(AECEnv, EzPickle):
         n = g.n_players
         self.possible_agents = [f"player_{i}" for i in range(n)]
         self.agents = []
+        self.rewards: dict = {}
+        self._cumulative_rewards: dict = {}
+        self.terminations: dict = {}
+        self.truncations: dict = {}
+        self.infos: dict = {}
         self._index = {a: i for i, a in enumerate(self.possible_agents)}
         obs_space = spaces.Dict({
             "observation": spaces.Box(0.0, 1.0, (g.layout.size,), np.float32),
@@ -93,10 +101,29 @@ class CardEnv(AECEnv, EzPickle):
 
     # -- API ---------------------------------------------------------------------------------------
     def reset(self, seed: Optional[int] = None, options: Optional[dict] = None) -> None:
+        saved = (self.np_random, self._np_random_seed, self.np_random.bit_generator.state)
         if seed is not None:
             self.np_random = np.random.default_rng(seed)
             self._np_random_seed = seed
         deal_seed = int(self.np_random.integers(0, _MAX_SEED))
+        try:
+            self._deal(deal_seed, options)
+        except Exception:
+            # a rejected custom deal leaves the running game and the generator untouched
+            self.np_random, self._np_random_seed, state = saved
+            self.np_random.bit_generator.state = state
+            raise
+        self.agents = self.possible_agents[:]
+        self.rewards = {a: 0.0 for a in self.agents}
+        self._cumulative_rewards = {a: 0.0 for a in self.agents}
+        self.terminations = {a: False for a in self.agents}
+        self.truncations = {a: False for a in self.agents}
+        self.infos = {a: {} for a in self.agents}
+        self.history = []
+        self._started = True
+        self._after_move()
+
+    def _deal(self, deal_seed: int, options: Optional[dict]) -> None:
         g = self.game
         if options is not None and not isinstance(options, dict):
             raise TypeError(f"options must be a dict, got {type(options).__name__}")
@@ -114,15 +141,6 @@ class CardEnv(AECEnv, EzPickle):
             self.state_vec = new_state
         else:
             g.reset(self.state_vec, deal_seed)
-        self.agents = self.possible_agents[:]
-        self.rewards = {a: 0.0 for a in self.agents}
-        self._cumulative_rewards = {a: 0.0 for a in self.agents}
-        self.terminations = {a: False for a in self.agents}
-        self.truncations = {a: False for a in self.agents}
-        self.infos = {a: {} for a in self.agents}
-        self.history = []
-        self._started = True
-        self._after_move()
 
     def _after_move(self) -> None:
         """Refresh the mover, legal ids, infos; end the game when the state says so."""
@@ -135,7 +153,7 @@ class CardEnv(AECEnv, EzPickle):
                     self.rewards[a] = float(r[i])
                     self.terminations[a] = True
             self._accumulate_rewards()
-            self._n_legal = 0
+            self._clear_legal()
             return
         seat = g.current(s)
         self.agent_selection = self.possible_agents[seat]
@@ -210,9 +228,18 @@ class CardEnv(AECEnv, EzPickle):
             self.rewards[a] = 0.0
             self.terminations[a] = True
         self.rewards[agent] = self.illegal_reward
+        self._clear_legal()
         self.infos[agent]["illegal_move"] = True
-        self._n_legal = 0
         self._accumulate_rewards()
+
+    def _clear_legal(self) -> None:
+        """At the end of a game no agent has legal actions; infos say so."""
+        self._n_legal = 0
+        empty = np.zeros(0, np.int64)
+        for a in self.agents:
+            info = self.infos[a]
+            info["legal_actions"] = empty
+            self._extra_info(info)
 
     def render(self):
         if self.render_mode is None:

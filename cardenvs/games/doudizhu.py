@@ -426,6 +426,7 @@ class DouDizhu(Game):
         kitty = 3 if n_players == 3 else 8
         depth = 4 if n_players == 3 else 8
         self.hand_cards, self.kitty_cards = hand, kitty
+        self.max_hand = hand + kitty
         self.layout = obs_layout(n_players, self.deck.n_ranks, depth, 2 * n_players, hand + kitty)
         deck_cards = np.repeat(np.arange(self.deck.n_ranks), self.deck.copies).astype(np.int64)
         o = np.zeros(N_OPTS + len(deck_cards), np.int64)

@@ -1,0 +1,352 @@
+"""Bad input: every misuse is a ``ValueError`` / ``TypeError`` whose message names the problem.
+
+Rules query API (``legal_moves``), environment options, ``step`` / ``observe`` misuse (generic,
+parametrized over every registered game) and impossible custom deals (3-player Dou Dizhu:
+17 cards per hand, 3 in the kitty, one 54-card deck; rules page ``doudizhu.md``).  After a
+failed ``reset(options=...)`` the running game must be untouched.
+"""
+
+from __future__ import annotations
+
+import importlib
+
+import numpy as np
+import pytest
+
+import cardenvs
+from cardenvs import doudizhu_v0, legal_moves
+from cardenvs.core.state import hand_off
+
+NAMES = sorted(cardenvs.GAMES)
+
+# A legal 3-player deal written by hand: 17 + 17 + 17 cards, kitty "22R" (2 twos + big joker
+# remain: the deck has four 2s, seat 2 holds two of them).
+H0 = "3333444455556666B"
+H1 = "777788889999TTTTJ"
+H2 = "JJJQQQQKKKKAAAA22"
+KITTY = "22R"
+
+
+def game_env(name: str, **kwargs):
+    return importlib.import_module("cardenvs." + cardenvs.GAMES[name]).env(**kwargs)
+
+
+@pytest.fixture(params=NAMES, ids=NAMES)
+def name(request) -> str:
+    return request.param
+
+
+def snapshot(env) -> dict:
+    return {
+        "state": env.unwrapped.state_vec.copy(),
+        "agents": list(env.agents),
+        "sel": env.agent_selection,
+        "legal": env.unwrapped.legal_actions(),
+        "history": list(env.unwrapped.history),
+        "obs": [env.observe(a)["observation"].copy() for a in env.possible_agents],
+        "term": dict(env.terminations),
+        "rew": dict(env._cumulative_rewards),
+    }
+
+
+def assert_unchanged(env, snap: dict) -> None:
+    np.testing.assert_array_equal(env.unwrapped.state_vec, snap["state"])
+    assert env.agents == snap["agents"]
+    assert env.agent_selection == snap["sel"]
+    np.testing.assert_array_equal(env.unwrapped.legal_actions(), snap["legal"])
+    np.testing.assert_array_equal(env.infos[env.agent_selection]["legal_actions"], snap["legal"])
+    assert env.unwrapped.history == snap["history"]
+    for a, o in zip(env.possible_agents, snap["obs"]):
+        np.testing.assert_array_equal(env.observe(a)["observation"], o)
+    assert env.terminations == snap["term"]
+    assert env._cumulative_rewards == snap["rew"]
+
+
+# -- the rules query API ---------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "hand, fragment",
+    [
+        ("33X", r"unknown card 'X'"),
+        ("3x", r"unknown card 'x'"),
+        ("77777", r"too many '7'.*holds 4"),
+        ("RR", r"too many 'R'.*holds 1"),
+        ("BB3", r"too many 'B'.*holds 1"),
+        ("S3H3", r"suit letter 'S'"),
+        ("3H", r"suit letter 'H'"),
+        ("D4", r"suit letter 'D'"),
+        ("10", r"unknown card '1'"),  # ten is written T
+    ],
+    ids=["X", "lowercase", "five_7s", "two_R", "two_B", "suits_S", "suit_H", "suit_D", "ten_as_10"],
+)
+def test_legal_moves_malformed_hand(hand, fragment):
+    with pytest.raises(ValueError, match=fragment):
+        legal_moves("doudizhu", hand)
+
+
+def test_legal_moves_bad_types():
+    with pytest.raises(TypeError, match="hand must be a string"):
+        legal_moves("doudizhu", 33)
+    with pytest.raises(TypeError, match="prev must be a string"):
+        legal_moves("doudizhu", "33", 4)
+
+
+def test_legal_moves_bad_prev():
+    with pytest.raises(ValueError, match=r"prev '34' is not a legal combination"):
+        legal_moves("doudizhu", "3344", "34")
+    with pytest.raises(ValueError, match=r"prev 'BR3'"):
+        legal_moves("doudizhu", "3344", "BR3")
+    with pytest.raises(ValueError, match=r"prev '3Z': unknown card 'Z'"):
+        legal_moves("doudizhu", "3344", "3Z")
+    with pytest.raises(ValueError, match=r"prev '22222'.*too many '2'"):
+        legal_moves("doudizhu", "3344", "22222")
+    # 2 and jokers are never in chains (rules page): "TJQKA2" is no straight
+    with pytest.raises(ValueError, match=r"not a legal combination"):
+        legal_moves("doudizhu", "3344", "TJQKA2")
+
+
+def test_legal_moves_ambiguous_prev_needs_prev_type():
+    # 333444555666: a 4-trio airplane, or a 3-trio airplane carrying three singles
+    with pytest.raises(ValueError, match=r"more than one way.*airplane.*prev_type"):
+        legal_moves("doudizhu", "7", "333444555666")
+    # the plain reading named explicitly: only a higher 4-trio airplane follows
+    hand = "777888999TTTJ"
+    assert legal_moves("doudizhu", hand, "333444555666", prev_type="airplane") == ["777888999TTT"]
+    # as airplane + singles it is still two readings (body 333444555 or 444555666) ...
+    with pytest.raises(ValueError, match=r"more than one way.*333444555\+666.*444555666\+333"):
+        legal_moves("doudizhu", hand, "333444555666", prev_type="airplane_singles")
+    # ... which the body+kickers notation settles: a 3-trio airplane above 444555666 with three
+    # single kickers from outside its chain: 777888999 + TTT / TTJ, 888999TTT + 777 / 77J
+    expected = ["777888999TTT", "777888999TTJ", "77888999TTTJ"]
+    assert legal_moves("doudizhu", hand, "444555666+333") == expected
+    assert legal_moves("doudizhu", hand, "444555666+333", prev_type="airplane_singles") == expected
+
+
+def test_legal_moves_bad_prev_type():
+    with pytest.raises(ValueError, match=r"unknown play type 'plane'.*airplane"):
+        legal_moves("doudizhu", "3", "333444555666", prev_type="plane")
+    with pytest.raises(ValueError, match=r"'33' is not a legal combination of type single"):
+        legal_moves("doudizhu", "44", "33", prev_type="single")
+    with pytest.raises(ValueError, match=r"prev_type given without prev"):
+        legal_moves("doudizhu", "44", prev_type="pair")
+
+
+def test_legal_moves_hand_and_prev_exceed_the_deck():
+    # four 2s in hand and a pair of 2s on the table: six 2s in a one-deck game
+    with pytest.raises(ValueError, match=r"'2'"):
+        legal_moves("doudizhu", "2222", "22")
+    # both jokers in hand and the rocket on the table
+    with pytest.raises(ValueError, match=r"'[BR]'"):
+        legal_moves("doudizhu", "BR3", "BR")
+
+
+def test_unknown_game():
+    with pytest.raises(ValueError, match=r"unknown game 'poker'.*doudizhu"):
+        legal_moves("poker", "33")
+    with pytest.raises(ValueError, match=r"unknown game 'Doudizhu'"):
+        cardenvs.make_game("Doudizhu")
+
+
+def test_legal_moves_bad_option():
+    with pytest.raises(ValueError, match=r"preset='x'"):
+        legal_moves("doudizhu", "33", preset="x")
+    with pytest.raises(TypeError, match=r"'colour'"):
+        legal_moves("doudizhu", "33", colour="red")
+
+
+# -- environment options ---------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "kwargs, exc, fragment",
+    [
+        (dict(auction="x"), ValueError, r"auction='x'.*'bid'.*'fixed'"),
+        (dict(preset="x"), ValueError, r"preset='x'.*'seed'"),
+        (dict(all_pass="x"), ValueError, r"all_pass='x'"),
+        (dict(reward="x"), ValueError, r"reward='x'.*'score'.*'win_loss'"),
+        (dict(max_redeals=-1), ValueError, r"max_redeals.*-1"),
+        (dict(max_redeals=1.5), ValueError, r"max_redeals.*1\.5"),
+        (dict(max_redeals=True), ValueError, r"max_redeals.*True"),
+        (dict(spring="yes"), TypeError, r"spring must be a bool"),
+    ],
+    ids=lambda v: v.__name__ if isinstance(v, type) else str(v),
+)
+def test_doudizhu_bad_option_values(kwargs, exc, fragment):
+    with pytest.raises(exc, match=fragment):
+        doudizhu_v0.env(**kwargs)
+
+
+@pytest.mark.parametrize(
+    "kwargs, exc, fragment",
+    [
+        (dict(illegal="x"), ValueError, r"illegal='x'.*'lose'.*'raise'"),
+        (dict(render_mode="x"), ValueError, r"render_mode='x'.*ansi"),
+        (dict(render_mode="rgb_array"), ValueError, r"render_mode='rgb_array'"),
+        (dict(colour="red"), TypeError, r"'colour'"),
+        (dict(illegal_reward="a"), (TypeError, ValueError), r"illegal_reward"),
+    ],
+    ids=["illegal", "render_mode", "rgb_array", "unknown_option", "illegal_reward"],
+)
+def test_generic_bad_options(name, kwargs, exc, fragment):
+    with pytest.raises(exc, match=fragment):
+        game_env(name, **kwargs)
+
+
+# -- misuse of step / observe ----------------------------------------------------------------------
+
+
+def test_step_and_observe_before_reset(name):
+    env = game_env(name)
+    with pytest.raises(ValueError, match=r"reset\(\)"):
+        env.step(0)
+    with pytest.raises(ValueError, match=r"reset\(\)"):
+        env.observe("player_0")
+
+
+def test_action_out_of_range_and_wrong_type(name):
+    env = game_env(name)
+    env.reset(seed=0)
+    n = env.action_space("player_0").n
+    snap = snapshot(env)
+    for bad in (-1, n, n + 10**6):
+        with pytest.raises(ValueError, match=rf"action {bad} is outside the action space \[0, {n}\)"):
+            env.step(bad)
+    for bad, tname in ((1.0, "float"), ("pass", "str"), (True, "bool"), (np.float64(2), "float64"),
+                       ([0], "list"), (np.array([0, 1]), "ndarray")):
+        with pytest.raises(TypeError, match=rf"int.*got {tname}"):
+            env.step(bad)
+    with pytest.raises(TypeError, match=rf"{env.agent_selection} must act.*None"):
+        env.step(None)
+    assert_unchanged(env, snap)
+    # numpy integers are ints
+    legal = env.unwrapped.legal_actions()
+    env.step(np.int64(legal[0]))
+    assert env.unwrapped.history == [int(legal[0])]
+    env.step(np.array(env.unwrapped.legal_actions()[0]))  # 0-d integer array
+    assert len(env.unwrapped.history) == 2 or not env.agents
+
+
+def test_step_after_the_game_is_over(name):
+    env = game_env(name)
+    env.reset(seed=1)
+    rng = np.random.default_rng(1)
+    while not any(env.terminations.values()):
+        ids = env.unwrapped.legal_actions()
+        env.step(int(ids[rng.integers(len(ids))]))
+    # a done agent must step None (PettingZoo dead step)
+    with pytest.raises(ValueError, match=rf"{env.agent_selection} is done.*None"):
+        env.step(0)
+    while env.agents:
+        env.step(None)
+    for bad in (0, None):
+        with pytest.raises(ValueError, match=r"game is over.*reset\(\)"):
+            env.step(bad)
+
+
+def test_observe_and_spaces_with_unknown_agent(name):
+    env = game_env(name)
+    env.reset(seed=0)
+    for bad in ("player_9", "player_-1", 0, "landlord"):
+        with pytest.raises(ValueError, match=rf"unknown agent {bad!r}"):
+            env.observe(bad)
+        with pytest.raises(ValueError, match=rf"unknown agent {bad!r}"):
+            env.action_space(bad)
+        with pytest.raises(ValueError, match=rf"unknown agent {bad!r}"):
+            env.observation_space(bad)
+
+
+def test_action_strings_bad_input(name):
+    env = game_env(name)
+    u = env.unwrapped
+    n = env.action_space("player_0").n
+    with pytest.raises(ValueError, match=rf"action -1 is outside the action space \[0, {n}\)"):
+        u.action_to_string(-1)
+    with pytest.raises(ValueError, match=rf"action {n} is outside"):
+        u.action_to_string(n)
+    with pytest.raises(TypeError, match="int"):
+        u.action_to_string(1.5)
+    with pytest.raises(TypeError, match="str"):
+        u.string_to_action(5)
+    with pytest.raises(ValueError, match=r"unknown card 'X'"):
+        u.string_to_action("33X")
+    with pytest.raises(ValueError, match=r"'xyz'"):
+        u.string_to_action("xyz")
+
+
+def test_doudizhu_action_strings_bad_input():
+    u = doudizhu_v0.env().unwrapped
+    with pytest.raises(ValueError, match=r"bad bid 'bid 4'.*1\.\.3"):
+        u.string_to_action("bid 4")
+    with pytest.raises(ValueError, match=r"bad bid 'bid x'"):
+        u.string_to_action("bid x")
+    with pytest.raises(ValueError, match=r"'34' is not a legal combination"):
+        u.string_to_action("34")
+    with pytest.raises(ValueError, match=r"'BR\+3' is not a legal combination"):
+        u.string_to_action("BR+3")
+
+
+# -- impossible custom deals (3 players) -----------------------------------------------------------
+
+
+BAD_DEALS = [
+    (dict(kitty=KITTY), ValueError, r"needs 'hands'"),
+    (dict(hands=[H0, H1]), ValueError, r"'hands' must list 3 hands, got 2"),
+    (dict(hands=[H0, H1, H2, "3"]), ValueError, r"'hands' must list 3 hands, got 4"),
+    (dict(hands=H0 + H1 + H2), TypeError, r"'hands' must be a list"),
+    (dict(hands=[H0, H1, 5]), TypeError, r"hand of seat 2 must be a string"),
+    (dict(hands=[H0[:-1], H1, H2 + "R"]), ValueError, r"hand of seat 0 has 16 cards.*17"),
+    (dict(hands=[H0, H1, H2 + "R"]), ValueError, r"hand of seat 2 has 18 cards"),
+    # each hand alone is possible, but five 3s in all
+    (dict(hands=[H0, "3" + H1[1:], H2]), ValueError, r"5 cards of '3'.*holds 4"),
+    (dict(hands=[H0, H1, H2], kitty="B2R"), ValueError, r"2 cards of 'B'.*holds 1"),
+    (dict(hands=[H0, H1, "JJJQQQQKKKKAAAA2X"]), ValueError, r"seat 2.*unknown card 'X'"),
+    (dict(hands=[H0, H1, "JJJQQQQKKKKAAAA2S"]), ValueError, r"seat 2.*suit letter 'S'"),
+    (dict(hands=[H0, H1, H2], kitty="22"), ValueError, r"kitty has 2 cards.*3"),
+    (dict(hands=[H0, H1, H2], kitty="22RB"), ValueError, r"kitty has 4 cards.*3"),
+    (dict(hands=[H0, H1, H2], landlord=0), ValueError, r"both 'landlord' and 'bid'"),
+    (dict(hands=[H0, H1, H2], bid=2), ValueError, r"both 'landlord' and 'bid'"),
+    (dict(hands=[H0, H1, H2], landlord=3, bid=1), ValueError, r"landlord=3.*0\.\.2"),
+    (dict(hands=[H0, H1, H2], landlord=-1, bid=1), ValueError, r"landlord=-1"),
+    (dict(hands=[H0, H1, H2], landlord=0, bid=4), ValueError, r"bid=4.*1\.\.3"),
+    (dict(hands=[H0, H1, H2], landlord=0, bid=0), ValueError, r"bid=0"),
+    (dict(hands=[H0, H1, H2], landlord="0", bid=1), TypeError, r"landlord must be an int"),
+    (dict(hands=[H0, H1, H2], landlord=0, bid=2.0), TypeError, r"bid must be an int"),
+    (dict(hands=[H0, H1, H2], first_bidder=3), ValueError, r"first_bidder=3"),
+    (dict(hands=[H0, H1, H2], dealer=1), ValueError, r"unknown deal option.*'dealer'"),
+]
+
+
+@pytest.mark.parametrize("options, exc, fragment", BAD_DEALS,
+                         ids=[f"{i}-{f[:24]}" for i, (_, _, f) in enumerate(BAD_DEALS)])
+def test_impossible_custom_deal_keeps_running_game(options, exc, fragment):
+    env = doudizhu_v0.env()
+    env.reset(seed=3)
+    rng = np.random.default_rng(3)
+    for _ in range(5):  # a game in progress
+        ids = env.unwrapped.legal_actions()
+        env.step(int(ids[rng.integers(len(ids))]))
+    assert env.agents
+    snap = snapshot(env)
+    with pytest.raises(exc, match=fragment):
+        env.reset(options=options)
+    assert_unchanged(env, snap)
+    # and the game goes on
+    ids = env.unwrapped.legal_actions()
+    env.step(int(ids[0]))
+    assert env.unwrapped.history == snap["history"] + [int(ids[0])]
+
+
+def test_good_custom_deal_and_bad_options_type():
+    env = doudizhu_v0.env()
+    env.reset(options=dict(hands=[H0, H1, H2], kitty=KITTY, landlord=1, bid=2))
+    u = env.unwrapped
+    assert env.agent_selection == "player_1"
+    assert env.infos["player_1"]["phase"] == "play" and env.infos["player_1"]["bid"] == 2
+    # the landlord took the kitty
+    hand1 = u.game.deck.format(u.state_vec[hand_off(1):hand_off(1) + 16])
+    assert hand1 == "777788889999TTTTJ22R"
+    snap = snapshot(env)
+    with pytest.raises(TypeError, match="options must be a dict"):
+        env.reset(options=[("hands", [H0, H1, H2])])
+    assert_unchanged(env, snap)
