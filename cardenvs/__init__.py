@@ -14,10 +14,12 @@ from __future__ import annotations
 
 from .api import GAMES, game_info, legal_moves, make_game
 from . import doudizhu_v0
+from . import wakeng_v0
+from . import doudizhu4_v0
 
 __version__ = "0.1.0"
 
-__all__ = ["GAMES", "doudizhu_v0", "game_info", "legal_moves", "make_game", "__version__"]
+__all__ = ["GAMES", "doudizhu_v0", "doudizhu4_v0", "wakeng_v0", "game_info", "legal_moves", "make_game", "__version__"]
 
 
 def _register() -> None:

@@ -16,7 +16,6 @@ phase-specific blocks (bids, picks, declarations) after it.
 
 from __future__ import annotations
 
-import numpy as np
 from numba import njit
 
 from .kernels import fits, gen_free, gen_follow, planes

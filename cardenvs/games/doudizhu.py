@@ -27,14 +27,15 @@ from numba import njit
 
 from ..core.cards import Deck
 from ..core.combos import N_FAMILIES, ComboRules
-from ..core.encode import Field, Layout, put_cards
+from ..core.encode import Field, Layout, put_auction, put_cards, put_table
 from ..core.game import Game, GameInfo
+from ..core.options import check_bool, check_choice, check_int
 from ..core.kernels import rng_below, shuffle
 from ..core.state import (
     AUX0, BID, BIDDER, BIDS0, CUR, FIRST, HDR, LANDLORD, LAST_ROW, LAST_SEAT, NDOUBLE, NLOG,
     NPASS, NREDEAL, P_AUCTION, P_DONE, P_PLAY, PHASE, PLAYS0, REW0, RNG, WINNER, apply_pass,
-    MAXLOG, apply_play, hand_off, is_legal_play, kitty_off, legal_play_rows, log_action,
-    log_entry, log_off, played_off,
+    apply_play, hand_off, is_legal_play, kitty_off, legal_play_rows, log_action,
+    log_off,
 )
 from ..core.table import Table
 
@@ -297,7 +298,6 @@ def encode(s, seat, tab, o, off, out):
     n = o[O_NP]
     R = o[O_NRANKS]
     D = o[O_DEPTH]
-    C = R * D
     out[:] = 0.0
     ho = hand_off(seat)
     put_cards(out, off[F_HAND], s[ho:ho + 16], R, D)
@@ -310,50 +310,16 @@ def encode(s, seat, tab, o, off, out):
         others[o[N_OPTS + i]] += 1
     for r in range(16):
         others[r] -= s[ho + r]
-    for k in range(n):
-        q = (seat + k) % n
-        po = played_off(n, q)
-        put_cards(out, off[F_PLAYED] + k * C, s[po:po + 16], R, D)
-        for r in range(16):
-            others[r] -= s[po + r]
-        sz = 0
-        qo = hand_off(q)
-        for r in range(16):
-            sz += s[qo + r]
-        out[off[F_SIZES] + k] = sz / (o[O_HAND] + o[O_KITTY])
+    put_table(s, seat, tab, n, R, D, o[O_HAND] + o[O_KITTY], o[O_PASS], True,
+              s[PLAY_START] if s[PHASE] != P_AUCTION else s[NLOG] + 1, o[O_RECENT],
+              off[F_PLAYED], off[F_SIZES], off[F_BEAT], off[F_BEAT_TYPE], off[F_BEAT_SEAT],
+              off[F_RECENT], others, out)
     put_cards(out, off[F_OTHERS], others, R, D)
-    prev = s[LAST_ROW]
-    if prev >= 0:
-        put_cards(out, off[F_BEAT], tab.counts[prev], R, D)
-        out[off[F_BEAT_TYPE] + tab.family[prev]] = 1.0
-        out[off[F_BEAT_SEAT] + (s[LAST_SEAT] - seat) % n] = 1.0
-    # recent play-phase actions
-    K = o[O_RECENT]
-    E = C + 1 + n
-    j = 0
-    if s[PHASE] != P_AUCTION:
-        i = s[NLOG] - 1
-        start = max(s[PLAY_START], s[NLOG] - MAXLOG)
-        while i >= start and j < K:
-            e = log_entry(s, n, i)
-            act = e // 8
-            q = e % 8
-            base = off[F_RECENT] + j * E
-            if act == o[O_PASS]:
-                out[base + C] = 1.0
-            else:
-                put_cards(out, base, tab.counts[act], R, D)
-            out[base + C + 1 + (q - seat) % n] = 1.0
-            i -= 1
-            j += 1
     if ll >= 0:
         out[off[F_LANDLORD] + (ll - seat) % n] = 1.0
     else:
         out[off[F_LANDLORD] + n] = 1.0
-    out[off[F_BID] + s[BID]] = 1.0
-    for k in range(n):
-        q = (seat + k) % n
-        out[off[F_AUCTION] + k * (MAX_BID + 2) + s[BIDS0 + q] + 1] = 1.0
+    put_auction(s, seat, n, MAX_BID, off[F_BID], off[F_AUCTION], out)
     out[off[F_DOUBLE]] = min(s[NDOUBLE], 16) / 16.0
     if s[PHASE] != P_DONE:
         out[off[F_TURN] + (s[CUR] - seat) % n] = 1.0
@@ -373,11 +339,6 @@ def play_table(n_players: int = 3, preset: str = "seed") -> Table:
     rules = combo_rules(n_players)
     plays, follow = preset_plays(rules, preset, n_players)
     return Table(rules.deck, plays, follow)
-
-
-def _choice(name: str, value, allowed) -> None:
-    if value not in allowed:
-        raise ValueError(f"{name}={value!r} is not one of {', '.join(map(repr, allowed))}")
 
 
 class DouDizhu(Game):
@@ -400,14 +361,12 @@ class DouDizhu(Game):
     def __init__(self, n_players: int = 3, *, auction: str = "bid", all_pass: str = "void",
                  max_redeals: int = 3, spring: bool = False, reward: str = "score",
                  preset: str = "seed"):
-        _choice("auction", auction, ("bid", "fixed"))
-        _choice("all_pass", all_pass, ("void", "redeal"))
-        _choice("reward", reward, ("score", "win_loss"))
-        _choice("preset", preset, PRESETS if n_players == 3 else ("seed",))
-        if not isinstance(max_redeals, (int, np.integer)) or isinstance(max_redeals, bool) or max_redeals < 0:
-            raise ValueError(f"max_redeals must be a non-negative int, got {max_redeals!r}")
-        if not isinstance(spring, (bool, np.bool_)):
-            raise TypeError(f"spring must be a bool, got {type(spring).__name__}")
+        check_choice("auction", auction, ("bid", "fixed"))
+        check_choice("all_pass", all_pass, ("void", "redeal"))
+        check_choice("reward", reward, ("score", "win_loss"))
+        check_choice("preset", preset, PRESETS if n_players == 3 else ("seed",))
+        check_int("max_redeals", max_redeals, 0, 10**6)
+        check_bool("spring", spring)
         self.options = dict(auction=auction, all_pass=all_pass, max_redeals=int(max_redeals),
                             spring=bool(spring), reward=reward, preset=preset)
         name = "doudizhu" if n_players == 3 else "doudizhu4"
@@ -480,11 +439,11 @@ class DouDizhu(Game):
         if (ll is None) != (bid is None):
             raise ValueError("give both 'landlord' and 'bid' to skip the auction, or neither")
         if ll is not None:
-            _check_int("landlord", ll, 0, n - 1)
-            _check_int("bid", bid, 1, MAX_BID)
+            check_int("landlord", ll, 0, n - 1)
+            check_int("bid", bid, 1, MAX_BID)
         fb = options.get("first_bidder")
         if fb is not None:
-            _check_int("first_bidder", fb, 0, n - 1)
+            check_int("first_bidder", fb, 0, n - 1)
         cards = np.zeros((n + 1, 16), np.int64)
         cards[:n] = hands
         cards[n] = kitty
@@ -497,13 +456,6 @@ class DouDizhu(Game):
         from ..core.render import render_climbing
 
         return render_climbing(self, state, role_name="landlord")
-
-
-def _check_int(name, v, lo, hi):
-    if not isinstance(v, (int, np.integer)) or isinstance(v, bool):
-        raise TypeError(f"{name} must be an int, got {type(v).__name__}")
-    if not lo <= v <= hi:
-        raise ValueError(f"{name}={v} is out of range {lo}..{hi}")
 
 
 def _action_features(game: DouDizhu) -> np.ndarray:

@@ -1,0 +1,28 @@
+"""Validation of game options and deal parameters: clear errors that name the option."""
+
+from __future__ import annotations
+
+from typing import Iterable
+
+import numpy as np
+
+
+def check_choice(name: str, value, allowed: Iterable) -> None:
+    """``ValueError`` unless ``value`` is one of ``allowed``."""
+    allowed = tuple(allowed)
+    if value not in allowed:
+        raise ValueError(f"{name}={value!r} is not one of {', '.join(map(repr, allowed))}")
+
+
+def check_int(name: str, v, lo: int, hi: int) -> None:
+    """``TypeError`` unless ``v`` is an int (not a bool); ``ValueError`` unless lo <= v <= hi."""
+    if not isinstance(v, (int, np.integer)) or isinstance(v, (bool, np.bool_)):
+        raise TypeError(f"{name} must be an int, got {type(v).__name__}")
+    if not lo <= v <= hi:
+        raise ValueError(f"{name}={v} is out of range {lo}..{hi}")
+
+
+def check_bool(name: str, v) -> None:
+    """``TypeError`` unless ``v`` is a bool."""
+    if not isinstance(v, (bool, np.bool_)):
+        raise TypeError(f"{name} must be a bool, got {type(v).__name__}")

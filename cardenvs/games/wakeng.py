@@ -1,0 +1,715 @@
+"""挖坑 Wakeng: 3 players, 52 cards, one digger (坑主) against two farmers.
+
+Rules contract: ``shared/rules/wakeng.md``.  The combination set is the shared engine's
+(:class:`cardenvs.core.combos.ComboRules`) with Wakeng's parameters: rank order
+``4 5 6 7 8 9 T J Q K A 2 3`` (rank index 0 = ``4``, 12 = ``3``), one deck of 52 cards, no
+jokers, no kickers of any kind, chains within 4..A, no rocket.  This module adds what the
+game needs beyond that: the suited deal (♠3 first bidder, ♦3 first leader), the one-round
+auction, the kitty and the burying, the open hand (明牌), scoring and the observation.
+
+Rules-variant statement (defaults first):
+
+* ``first_bidder="S3"``: the holder of ♠3 bids first; if ♠3 is in the kitty, the holder of ♠4,
+  then ♠5, ... ♠K, ♠A, ♠2.  ``"lowest_heart"`` / ``"lowest_club"``: the holder of the lowest
+  heart / club not in the kitty, in the game's rank order 4, 5, ... K, A, 2, 3.
+* auction: one round in turn order from the first bidder; each seat speaks once (pass or a bid
+  strictly above the current one, 1..3); a 3 ends it at once; if all pass, the first bidder
+  digs at bid 1.
+* the digger takes the 4 kitty cards (20 in hand) and buries 4 of them, one pick per turn.
+  Picks are by rank with the diamond apart: ``bury 7`` buries a 7 that is not ♦7, ``bury D7``
+  buries ♦7.  After the auction a card's suit matters only for the ♦ first-lead rule, so
+  which of ♠7 / ♥7 / ♣7 goes is not tracked (the state keeps, per rank, where the diamond is).  Buried cards are out of play and known to the digger only; ``reveal_kitty=True`` shows
+  the 4 kitty cards to everyone once the digger has taken them (the burial stays secret).
+* first lead after burying: the holder of ♦3, then ♦4, ♦5, ... ♦A, ♦2 skipping buried ones;
+  this may be a farmer.
+* ``open_hand=False``; when on, a player who bids 3 decides at once (before taking the kitty)
+  whether to play open: his 16 dealt cards become part of every observation, and the stake
+  doubles.
+* ``bombs=True``: four of a kind is a bomb (beats every non-bomb; higher rank wins; 3333 is
+  the highest).  ``bombs=False``: four of a kind is a type of its own (family ``bomb`` with no
+  bomb power), beaten only by a higher four of a kind, and it never doubles the stake.
+* ``min_straight=5`` (3..11), ``min_pair_chain=3`` (2..8), ``min_airplane=2`` (2..5).  Plays
+  never exceed 16 cards (the hand size in the play phase).
+* unit = bid x 2^(bombs played) x (2 if open) x 2^floor(max(n, 8) / 8), n = cards held by the
+  losing side; digger +-2 unit, each farmer -+unit.  ``reward="win_loss"`` pays +-1.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from functools import lru_cache
+
+import numpy as np
+from numba import njit
+
+from ..core.cards import SUITS, Deck
+from ..core.combos import BOMB, N_FAMILIES, ComboRules, enumerate_plays
+from ..core.encode import Field, Layout, put_auction, put_cards, put_table
+from ..core.game import Game, GameInfo
+from ..core.kernels import shuffle
+from ..core.state import (
+    AUX0, BID, BIDDER, BIDS0, CUR, FIRST, LANDLORD, LAST_ROW, LAST_SEAT, NDOUBLE, NLOG,
+    NPASS, P_AUCTION, P_DONE, P_PLAY, PHASE, REW0, RNG, WINNER, apply_pass, apply_play,
+    hand_off, is_legal_play, kitty_off, legal_play_rows, log_action,
+    state_size,
+)
+from ..core.table import Table
+from ..core.options import check_bool, check_choice, check_int
+
+ORDER = "456789TJQKA23"
+NP = 3
+NR = 13  # ranks
+HAND = 16
+KITTY = 4
+N_BURY = 4
+MAX_BID = 3
+NCARDS = 52
+DIAMOND = 3  # suit index of ♦ in SUITS = "SHCD" (card id = rank * 4 + suit)
+
+# extra phases (the core defines P_AUCTION=0, P_PLAY=1, P_DONE=2)
+P_OPEN, P_BURY = 3, 4
+PHASE_NAMES = ("auction", "play", "done", "open", "bury")
+
+# -- state: header slots of this game (AUX0..AUX0+8) ----------------------------------------
+A_PLAY_START = AUX0  # log index where the play phase began
+A_SPOKEN = AUX0 + 1  # seats that have spoken in the auction
+A_NBURIED = AUX0 + 2  # cards buried so far
+A_OPEN = AUX0 + 3  # open-hand decision: -1 none, 0 closed, 1 open
+A_TAKEN = AUX0 + 4  # 1 once the digger has taken the kitty
+A_LEADER_FIXED = AUX0 + 5  # first leader fixed by a custom unsuited deal, -1 = by diamonds
+A_LEADER = AUX0 + 6  # the seat that made the first lead (-1 before the play)
+
+# -- state: this game's region after the shared layout -----------------------------------------
+EXT = state_size(NP)  # = HDR + 16 * 7 + MAXLOG
+DIAM = EXT  # 13 slots: where ♦ of each rank is: seat 0..2, 3 kitty, 4 buried, -1 unknown
+DEALT = EXT + 16  # 16 slots: the digger's 16 dealt cards (what an open hand shows)
+BURIED = EXT + 32  # 16 slots: the buried cards
+STATE_SIZE = EXT + 48
+LOC_KITTY, LOC_BURIED = 3, 4
+
+# -- options vector (read by the kernels) ------------------------------------------------------
+O_PASS, O_BURY0, O_OPEN0, O_OPENHAND, O_REVEAL, O_REWARD, O_FB_SUIT, O_FB_START = range(8)
+O_RECENT, O_NRANKS, O_DEPTH = 8, 9, 10
+N_OPTS = 11
+
+
+def combo_rules(*, min_straight: int = 5, min_pair_chain: int = 3,
+                min_airplane: int = 2) -> ComboRules:
+    """Wakeng's combination set (bombs are post-processed by :func:`wakeng_plays`)."""
+    a = ORDER.index("A")
+    return ComboRules(
+        Deck.standard(ORDER, 1), chain_lo=0, chain_hi=a,
+        straight=(min_straight, a + 1), pair_chain=(min_pair_chain, a + 1),
+        airplane=(min_airplane, a + 1), airplane_singles=None, airplane_pairs=None,
+        trio_single=False, trio_pair=False, four_two_singles=False, four_two_pairs=False,
+        bomb_sizes=(4,), bomb_order="rank", rocket=None, double_min_bomb=4, max_cards=HAND,
+    )
+
+
+def wakeng_plays(rules: ComboRules, bombs: bool = True) -> list:
+    """Every play; with ``bombs=False`` four of a kind loses its bomb power (own shape class)."""
+    plays = enumerate_plays(rules)
+    if bombs:
+        return plays
+    return [replace(p, bomb_power=0, doubles=0) if p.family == BOMB else p for p in plays]
+
+
+@lru_cache(maxsize=None)
+def play_table(bombs: bool = True, min_straight: int = 5, min_pair_chain: int = 3,
+               min_airplane: int = 2) -> Table:
+    """The (cached) play table of an option set."""
+    rules = combo_rules(min_straight=min_straight, min_pair_chain=min_pair_chain,
+                        min_airplane=min_airplane)
+    return Table(rules.deck, wakeng_plays(rules, bombs))
+
+
+# -- scoring ---------------------------------------------------------------------------------------
+
+
+@njit(cache=True)
+def stake_unit(bid, bombs, open_hand, n_left):
+    """unit = bid x 2^bombs x (2 if open) x 2^floor(max(n_left, 8) / 8)."""
+    u = np.int64(bid) << np.int64(bombs)
+    if open_hand:
+        u *= 2
+    return u << np.int64(max(n_left, 8) // 8)
+
+
+# -- kernels ---------------------------------------------------------------------------------------
+
+
+@njit(cache=True)
+def _clear(s, seed):
+    for i in range(s.shape[0]):
+        s[i] = 0
+    s[RNG] = seed
+    s[WINNER] = -1
+    s[LANDLORD] = -1
+    s[BIDDER] = -1
+    s[LAST_ROW] = -1
+    s[LAST_SEAT] = -1
+    s[A_OPEN] = -1
+    s[A_LEADER_FIXED] = -1
+    s[A_LEADER] = -1
+    for i in range(8):
+        s[BIDS0 + i] = -1
+    for r in range(NR):
+        s[DIAM + r] = -1
+
+
+@njit(cache=True)
+def place(s, o, loc):
+    """Deal by card location: ``loc[rank * 4 + suit]`` is seat 0..2 or 3 (kitty).
+
+    Fills the hands, the kitty, the diamonds' places and the first bidder (``o[O_FB_SUIT]``
+    searched from rank ``o[O_FB_START]`` upwards, skipping the kitty).
+    """
+    ko = kitty_off(NP)
+    for c in range(NCARDS):
+        r = c // 4
+        w = loc[c]
+        if w == LOC_KITTY:
+            s[ko + r] += 1
+        else:
+            s[hand_off(w) + r] += 1
+        if c % 4 == DIAMOND:
+            s[DIAM + r] = w
+    fs = o[O_FB_SUIT]
+    for i in range(NR):
+        r = (o[O_FB_START] + i) % NR
+        w = loc[r * 4 + fs]
+        if w != LOC_KITTY:
+            s[FIRST] = w
+            break
+
+
+@njit(cache=True)
+def _take_kitty(s, o):
+    """The digger takes the kitty and starts burying."""
+    d = s[LANDLORD]
+    ho = hand_off(d)
+    ko = kitty_off(NP)
+    for r in range(16):
+        s[DEALT + r] = s[ho + r]
+        s[ho + r] += s[ko + r]
+    for r in range(NR):
+        if s[DIAM + r] == LOC_KITTY:
+            s[DIAM + r] = d
+    s[A_TAKEN] = 1
+    s[A_NBURIED] = 0
+    s[PHASE] = P_BURY
+    s[CUR] = d
+
+
+@njit(cache=True)
+def _set_digger(s, o, digger, bid):
+    s[LANDLORD] = digger
+    s[BIDDER] = digger
+    s[BID] = bid
+    if bid == MAX_BID and o[O_OPENHAND] == 1:
+        s[PHASE] = P_OPEN
+        s[CUR] = digger
+    else:
+        _take_kitty(s, o)
+
+
+@njit(cache=True)
+def first_leader(s):
+    """The seat that leads after burying: ♦3's holder, else ♦4, ♦5, ... ♦A, ♦2."""
+    if s[A_LEADER_FIXED] >= 0:
+        return s[A_LEADER_FIXED]
+    for i in range(NR):
+        w = s[DIAM + (NR - 1 + i) % NR]
+        if 0 <= w < NP:
+            return w
+    return s[LANDLORD]  # unreachable with a full suited deal
+
+
+@njit(cache=True)
+def _start_play(s):
+    lead = first_leader(s)
+    s[PHASE] = P_PLAY
+    s[CUR] = lead
+    s[A_LEADER] = lead
+    s[LAST_ROW] = -1
+    s[LAST_SEAT] = -1
+    s[NPASS] = 0
+    s[A_PLAY_START] = s[NLOG]
+
+
+@njit(cache=True)
+def _finish(s, o, winner):
+    s[PHASE] = P_DONE
+    s[WINNER] = winner
+    d = s[LANDLORD]
+    d_wins = winner == d
+    if o[O_REWARD] == 1:
+        for i in range(NP):
+            s[REW0 + i] = 1 if (i == d) == d_wins else -1
+        return
+    n_left = 0
+    for i in range(NP):
+        if (i == d) != d_wins:  # the losing side
+            ho = hand_off(i)
+            for r in range(16):
+                n_left += s[ho + r]
+    u = stake_unit(s[BID], s[NDOUBLE], s[A_OPEN] == 1, n_left)
+    sign = 1 if d_wins else -1
+    for i in range(NP):
+        s[REW0 + i] = sign * u * (NP - 1) if i == d else -sign * u
+
+
+@njit(cache=True)
+def _begin(s, o, digger, bid):
+    if digger >= 0:
+        _set_digger(s, o, digger, bid)
+    else:
+        s[PHASE] = P_AUCTION
+        s[CUR] = s[FIRST]
+
+
+@njit(cache=True)
+def reset(s, seed, tab, o):
+    """Shuffle the 52 suited cards from ``seed`` and start the auction."""
+    _clear(s, seed)
+    ids = np.arange(NCARDS).astype(np.int64)
+    shuffle(ids, NCARDS, s, RNG)
+    loc = np.empty(NCARDS, np.int64)
+    for i in range(NCARDS):
+        loc[ids[i]] = min(i // HAND, LOC_KITTY)
+    place(s, o, loc)
+    _begin(s, o, -1, 0)
+
+
+@njit(cache=True)
+def reset_suited(s, seed, o, loc, digger, bid):
+    """Start from a suited deal (``loc`` as in :func:`place`); ``digger`` -1 = hold the auction."""
+    _clear(s, seed)
+    place(s, o, loc)
+    _begin(s, o, digger, bid)
+
+
+@njit(cache=True)
+def reset_unsuited(s, seed, o, cards, first_bidder, leader, digger, bid):
+    """Start from rank counts: ``cards[i]`` seat i's hand, ``cards[3]`` the kitty; the seats
+    the suits would decide are given (``first_bidder`` may be -1 when ``digger`` is given)."""
+    _clear(s, seed)
+    for i in range(NP):
+        s[hand_off(i):hand_off(i) + 16] = cards[i]
+    s[kitty_off(NP):kitty_off(NP) + 16] = cards[NP]
+    s[FIRST] = first_bidder if first_bidder >= 0 else digger
+    s[A_LEADER_FIXED] = leader
+    _begin(s, o, digger, bid)
+
+
+@njit(cache=True)
+def _bury_ok(s, k):
+    """Whether bury pick ``k`` (0..12 plain rank, 13..25 the diamond of rank k-13) is legal."""
+    d = s[LANDLORD]
+    ho = hand_off(d)
+    if k < NR:
+        own_d = 1 if s[DIAM + k] == d else 0
+        return s[ho + k] - own_d > 0
+    return s[DIAM + k - NR] == d
+
+
+@njit(cache=True)
+def legal(s, tab, o, out):
+    ph = s[PHASE]
+    pass_id = o[O_PASS]
+    if ph == P_PLAY:
+        return legal_play_rows(s, tab, out, pass_id)
+    if ph == P_AUCTION:
+        out[0] = pass_id
+        k = 1
+        for b in range(s[BID] + 1, MAX_BID + 1):
+            out[k] = pass_id + b
+            k += 1
+        return k
+    if ph == P_BURY:
+        k = 0
+        for j in range(2 * NR):
+            if _bury_ok(s, j):
+                out[k] = o[O_BURY0] + j
+                k += 1
+        return k
+    if ph == P_OPEN:
+        out[0] = o[O_OPEN0]
+        out[1] = o[O_OPEN0] + 1
+        return 2
+    return 0
+
+
+@njit(cache=True)
+def is_legal(s, a, tab, o):
+    ph = s[PHASE]
+    pass_id = o[O_PASS]
+    if ph == P_PLAY:
+        return is_legal_play(s, tab, a, pass_id)
+    if ph == P_AUCTION:
+        return a == pass_id or (pass_id + s[BID] < a <= pass_id + MAX_BID)
+    if ph == P_BURY:
+        k = a - o[O_BURY0]
+        return 0 <= k < 2 * NR and _bury_ok(s, k)
+    if ph == P_OPEN:
+        return o[O_OPEN0] <= a < o[O_OPEN0] + 2
+    return False
+
+
+@njit(cache=True)
+def step(s, a, tab, o):
+    """Apply legal action ``a`` for the seat to move."""
+    seat = s[CUR]
+    pass_id = o[O_PASS]
+    log_action(s, NP, seat, a)
+    ph = s[PHASE]
+    if ph == P_AUCTION:
+        if a == pass_id:
+            s[BIDS0 + seat] = 0
+        else:
+            b = a - pass_id
+            s[BID] = b
+            s[BIDDER] = seat
+            s[BIDS0 + seat] = b
+        s[A_SPOKEN] += 1
+        if s[BID] == MAX_BID or s[A_SPOKEN] >= NP:
+            if s[BID] == 0:
+                _set_digger(s, o, s[FIRST], 1)
+            else:
+                _set_digger(s, o, s[BIDDER], s[BID])
+        else:
+            s[CUR] = (seat + 1) % NP
+        return
+    if ph == P_OPEN:
+        s[A_OPEN] = a - o[O_OPEN0]
+        _take_kitty(s, o)
+        return
+    if ph == P_BURY:
+        k = a - o[O_BURY0]
+        r = k % NR
+        if k >= NR:
+            s[DIAM + r] = LOC_BURIED
+        s[hand_off(seat) + r] -= 1
+        s[BURIED + r] += 1
+        s[A_NBURIED] += 1
+        if s[A_NBURIED] >= N_BURY:
+            _start_play(s)
+        return
+    if ph != P_PLAY:
+        return
+    if a == pass_id:
+        s[CUR] = apply_pass(s, NP)
+        return
+    if apply_play(s, NP, tab, a):
+        _finish(s, o, seat)
+    else:
+        s[CUR] = (seat + 1) % NP
+
+
+# -- observation -----------------------------------------------------------------------------------
+(F_HAND, F_DIAMONDS, F_KITTY, F_BURIED, F_OPEN_CARDS, F_PLAYED, F_OTHERS, F_SIZES, F_BEAT,
+ F_BEAT_TYPE, F_BEAT_SEAT, F_RECENT, F_DIGGER, F_FIRST, F_BID, F_AUCTION, F_OPEN, F_BOMBS,
+ F_NBURIED, F_TURN, F_PHASE) = range(21)
+
+
+def obs_layout(n_ranks: int = NR, depth: int = 4, recent: int = 2 * NP) -> Layout:
+    """The observation fields, in order.  Relative seats: 0 = the observer, 1 = next (下家)..."""
+    n = NP
+    C = n_ranks * depth
+    cards = f"{n_ranks} ranks x {depth} planes, bit r*{depth}+k-1 set when holding >= k of rank r"
+    return Layout([
+        Field("hand", C, f"own hand ({cards}; rank 0 = 4 ... 12 = 3)"),
+        Field("diamonds", n_ranks, "own diamonds: bit r set when holding the diamond of rank r "
+                                   "(zeros in a deal given without suits)"),
+        Field("kitty", C, "the 4 kitty cards: digger only, once he has taken them "
+                          "(everyone with reveal_kitty)"),
+        Field("buried", C, "the 4 buried cards: digger only"),
+        Field("open_cards", C, "the open player's 16 dealt cards (open hand, 明牌), to everyone"),
+        Field("played", n * C, "cards played so far by each relative seat, seat 0 first"),
+        Field("others", C, "cards not in the observer's hand, not played and (for the digger) "
+                           "not buried: other hands, the kitty, for farmers the buried cards"),
+        Field("hand_sizes", n, f"cards in hand per relative seat / {HAND + KITTY}"),
+        Field("to_beat", C, "cards of the play to beat (zeros on a free lead)"),
+        Field("to_beat_type", N_FAMILIES, "one-hot family of the play to beat (see combos.FAMILY_NAMES)"),
+        Field("to_beat_seat", n, "one-hot relative seat of the play to beat"),
+        Field("recent", recent * (C + 1 + n),
+              f"last {recent} play-phase actions, most recent first; each: cards ({C}), "
+              f"pass flag (1), relative seat one-hot ({n}); zeros when absent"),
+        Field("digger", n + 1, "one-hot relative seat of the digger; last slot: not decided"),
+        Field("first_bidder", n, "one-hot relative seat of the first bidder"),
+        Field("bid", MAX_BID + 1, "one-hot bid (0 = none yet)"),
+        Field("auction", n * (MAX_BID + 2),
+              "per relative seat one-hot of its auction action: none, pass, bid 1..3"),
+        Field("open", 2, "open-hand decision one-hot: not open, open (zeros before it is made "
+                         "or when no one bid 3)"),
+        Field("bombs", 1, "bombs played so far, / 16, clipped to 1"),
+        Field("n_buried", 1, "cards buried so far / 4"),
+        Field("turn", n, "one-hot relative seat to move"),
+        Field("phase", len(PHASE_NAMES), "one-hot phase: " + ", ".join(PHASE_NAMES)),
+    ])
+
+
+@njit(cache=True)
+def encode(s, seat, tab, o, off, out):
+    """Write ``seat``'s observation into ``out`` (float32, zeroed here)."""
+    n = NP
+    R = o[O_NRANKS]
+    D = o[O_DEPTH]
+    out[:] = 0.0
+    ho = hand_off(seat)
+    put_cards(out, off[F_HAND], s[ho:ho + 16], R, D)
+    for r in range(NR):
+        if s[DIAM + r] == seat:
+            out[off[F_DIAMONDS] + r] = 1.0
+    d = s[LANDLORD]
+    taken = s[A_TAKEN] == 1
+    if taken and (seat == d or o[O_REVEAL] == 1):
+        ko = kitty_off(n)
+        put_cards(out, off[F_KITTY], s[ko:ko + 16], R, D)
+    if seat == d:
+        put_cards(out, off[F_BURIED], s[BURIED:BURIED + 16], R, D)
+    if s[A_OPEN] == 1:
+        put_cards(out, off[F_OPEN_CARDS], s[DEALT:DEALT + 16], R, D)
+    others = np.zeros(16, np.int64)
+    for r in range(NR):
+        others[r] = 4 - s[ho + r]
+        if seat == d:
+            others[r] -= s[BURIED + r]
+    playing = s[PHASE] == P_PLAY or s[PHASE] == P_DONE
+    put_table(s, seat, tab, n, R, D, HAND + KITTY, o[O_PASS], s[PHASE] == P_PLAY,
+              s[A_PLAY_START] if playing else s[NLOG] + 1, o[O_RECENT],
+              off[F_PLAYED], off[F_SIZES], off[F_BEAT], off[F_BEAT_TYPE], off[F_BEAT_SEAT],
+              off[F_RECENT], others, out)
+    put_cards(out, off[F_OTHERS], others, R, D)
+    if d >= 0:
+        out[off[F_DIGGER] + (d - seat) % n] = 1.0
+    else:
+        out[off[F_DIGGER] + n] = 1.0
+    out[off[F_FIRST] + (s[FIRST] - seat) % n] = 1.0
+    put_auction(s, seat, n, MAX_BID, off[F_BID], off[F_AUCTION], out)
+    if s[A_OPEN] >= 0:
+        out[off[F_OPEN] + s[A_OPEN]] = 1.0
+    out[off[F_BOMBS]] = min(s[NDOUBLE], 16) / 16.0
+    out[off[F_NBURIED]] = s[A_NBURIED] / N_BURY
+    if s[PHASE] != P_DONE:
+        out[off[F_TURN] + (s[CUR] - seat) % n] = 1.0
+    out[off[F_PHASE] + s[PHASE]] = 1.0
+
+
+# -- the Python game object ------------------------------------------------------------------------
+
+FIRST_BIDDER_RULES = {"S3": (0, NR - 1), "lowest_heart": (1, 0), "lowest_club": (2, 0)}
+
+
+def _is_suited(text) -> bool:
+    return isinstance(text, str) and any(ch in SUITS for ch in text)
+
+
+class Wakeng(Game):
+    """挖坑 Wakeng with one option set.
+
+    Action blocks: ``play`` (one row per canonical play), ``pass`` (auction and play),
+    ``bid`` (bid 1, 2, 3), ``bury`` (``bury 4`` ... ``bury 3``, then ``bury D4`` ...
+    ``bury D3``), ``open`` (``not open``, ``open``; used only with ``open_hand=True``).
+    """
+
+    k_reset = staticmethod(reset)
+    k_legal = staticmethod(legal)
+    k_is_legal = staticmethod(is_legal)
+    k_step = staticmethod(step)
+    k_encode = staticmethod(encode)
+
+    deal_keys = ("hands", "kitty", "first_bidder", "leader", "digger", "bid")
+    OPTIONS = dict(bombs=True, min_straight=5, min_pair_chain=3, min_airplane=2,
+                   first_bidder="S3", open_hand=False, reveal_kitty=False, reward="score")
+
+    def __init__(self, *, bombs: bool = True, min_straight: int = 5, min_pair_chain: int = 3,
+                 min_airplane: int = 2, first_bidder: str = "S3", open_hand: bool = False,
+                 reveal_kitty: bool = False, reward: str = "score"):
+        check_bool("bombs", bombs)
+        check_bool("open_hand", open_hand)
+        check_bool("reveal_kitty", reveal_kitty)
+        check_int("min_straight", min_straight, 3, 11)
+        check_int("min_pair_chain", min_pair_chain, 2, 8)
+        check_int("min_airplane", min_airplane, 2, 5)
+        check_choice("first_bidder", first_bidder, tuple(FIRST_BIDDER_RULES))
+        check_choice("reward", reward, ("score", "win_loss"))
+        self.options = dict(bombs=bool(bombs), min_straight=int(min_straight),
+                            min_pair_chain=int(min_pair_chain), min_airplane=int(min_airplane),
+                            first_bidder=first_bidder, open_hand=bool(open_hand),
+                            reveal_kitty=bool(reveal_kitty), reward=reward)
+        self.info = GameInfo(
+            name="wakeng", title="Wakeng", n_players=NP, deck_size=NCARDS, zero_sum=True,
+            teams="1 vs 2", rules_page="shared/rules/wakeng.md", options=dict(self.OPTIONS),
+        )
+        self.table = play_table(bool(bombs), int(min_straight), int(min_pair_chain),
+                                int(min_airplane))
+        self.deck = self.table.deck
+        T = len(self.table)
+        self.blocks = {
+            "play": (0, T), "pass": (T, T + 1), "bid": (T + 1, T + 1 + MAX_BID),
+            "bury": (T + 1 + MAX_BID, T + 1 + MAX_BID + 2 * NR),
+            "open": (T + 1 + MAX_BID + 2 * NR, T + 3 + MAX_BID + 2 * NR),
+        }
+        depth = 4
+        self.layout = obs_layout(NR, depth, 2 * NP)
+        o = np.zeros(N_OPTS, np.int64)
+        o[O_PASS] = T
+        o[O_BURY0] = self.blocks["bury"][0]
+        o[O_OPEN0] = self.blocks["open"][0]
+        o[O_OPENHAND] = int(open_hand)
+        o[O_REVEAL] = int(reveal_kitty)
+        o[O_REWARD] = 1 if reward == "win_loss" else 0
+        o[O_FB_SUIT], o[O_FB_START] = FIRST_BIDDER_RULES[first_bidder]
+        o[O_RECENT], o[O_NRANKS], o[O_DEPTH] = 2 * NP, NR, depth
+        super().__init__(o)
+        self.state_size = STATE_SIZE
+
+    # -- action strings ------------------------------------------------------------------------
+    def _block_string(self, block: str, i: int) -> str:
+        if block == "pass":
+            return "pass"
+        if block == "bid":
+            return f"bid {i + 1}"
+        if block == "bury":
+            return f"bury D{ORDER[i - NR]}" if i >= NR else f"bury {ORDER[i]}"
+        return "open" if i == 1 else "not open"
+
+    def _parse_block_string(self, text: str):
+        t = " ".join(text.split())
+        low = t.lower()
+        if low == "pass":
+            return self.pass_id
+        if low == "open":
+            return self.blocks["open"][0] + 1
+        if low == "not open":
+            return self.blocks["open"][0]
+        if low.startswith("bid"):
+            try:
+                b = int(low[3:])
+            except ValueError:
+                raise ValueError(f"bad bid {text!r}: write 'bid 1', 'bid 2' or 'bid 3'") from None
+            if not 1 <= b <= MAX_BID:
+                raise ValueError(f"bad bid {text!r}: bids are 1..{MAX_BID}")
+            return self.pass_id + b
+        if low.startswith("bury"):
+            card = t[4:].strip().upper()
+            diamond = len(card) == 2 and card[0] == "D"
+            ch = card[1:] if diamond else card
+            if len(ch) != 1 or ch not in ORDER:
+                raise ValueError(f"bad pick {text!r}: write 'bury 7' (a 7 that is not the "
+                                 f"diamond) or 'bury D7' (the 7 of diamonds)")
+            return self.blocks["bury"][0] + ORDER.index(ch) + (NR if diamond else 0)
+        return None
+
+    # -- custom deals ----------------------------------------------------------------------------
+    def custom_deal(self, state: np.ndarray, options: dict, seed: int) -> None:
+        """Set up ``state`` from a given deal (rules README, convention 8).
+
+        ``{"hands": [h0, h1, h2], "kitty": k}`` with suited cards (``"S3 H3 D4 ..."``): the
+        suits decide the first bidder and the first leader.  With unsuited hands
+        (``"33344..."``) give ``first_bidder`` and ``leader`` (the seat that leads after the
+        burying).  ``digger`` and ``bid`` together skip the auction (then ``first_bidder`` is
+        not needed).  The kitty defaults to the rest of the deck.
+        """
+        from ..core.deals import parse_deal
+
+        known = set(self.deal_keys)
+        unknown = set(options) - known
+        if unknown:
+            raise ValueError(f"unknown deal option(s) {sorted(unknown)}; known: {sorted(known)}")
+        if "hands" not in options:
+            raise ValueError("a custom deal needs 'hands': a list of one card string per seat")
+        hands_in = options["hands"]
+        if isinstance(hands_in, str) or not isinstance(hands_in, (list, tuple)):
+            raise TypeError("'hands' must be a list of card strings, one per seat")
+        if len(hands_in) != NP:
+            raise ValueError(f"'hands' must list {NP} hands, got {len(hands_in)}")
+        digger, bid = options.get("digger"), options.get("bid")
+        if (digger is None) != (bid is None):
+            raise ValueError("give both 'digger' and 'bid' to skip the auction, or neither")
+        if digger is not None:
+            check_int("digger", digger, 0, NP - 1)
+            check_int("bid", bid, 1, MAX_BID)
+        texts = list(hands_in) + ([options["kitty"]] if "kitty" in options else [])
+        suited = [_is_suited(t) for t in texts]
+        if any(suited) and not all(suited):
+            raise ValueError("give every hand (and the kitty) with suits ('S3 H3 D4 ...') "
+                             "or every one without suits ('334...'), not a mix")
+        d, b = (-1, 0) if digger is None else (int(digger), int(bid))
+        if all(suited):
+            for key in ("first_bidder", "leader"):
+                if key in options:
+                    raise ValueError(f"{key!r} is decided by the suits of a suited deal; give "
+                                     f"it only with hands written without suits")
+            loc = self._suited_locations(options)
+            reset_suited(state, np.int64(seed), self.opts, loc, d, b)
+            return
+        hands, kitty = parse_deal(self.deck, options, NP, HAND, KITTY)
+        fb, lead = options.get("first_bidder"), options.get("leader")
+        if fb is None and digger is None:
+            raise ValueError("a deal without suits needs 'first_bidder' (the seat the ♠3 rule "
+                             "would name), or 'digger' and 'bid' to skip the auction")
+        if lead is None:
+            raise ValueError("a deal without suits needs 'leader' (the seat the ♦3 rule would "
+                             "name after the burying)")
+        if fb is not None:
+            check_int("first_bidder", fb, 0, NP - 1)
+        check_int("leader", lead, 0, NP - 1)
+        cards = np.zeros((NP + 1, 16), np.int64)
+        cards[:NP] = hands
+        cards[NP] = kitty
+        reset_unsuited(state, np.int64(seed), self.opts, cards,
+                       -1 if fb is None else int(fb), int(lead), d, b)
+
+    def _suited_locations(self, options: dict) -> np.ndarray:
+        loc = np.full(NCARDS, -1, np.int64)
+        where = [f"hand of seat {i}" for i in range(NP)]
+        parts = [(where[i], options["hands"][i], i, HAND) for i in range(NP)]
+        if "kitty" in options:
+            parts.append(("kitty", options["kitty"], LOC_KITTY, KITTY))
+        for what, text, w, size in parts:
+            cards = self.deck.parse_suited(text, what=what)
+            if len(cards) != size:
+                raise ValueError(f"{what} has {len(cards)} cards; this game's {what.split()[0]} "
+                                 f"holds {size}")
+            for suit, r in cards:
+                c = r * 4 + SUITS.index(suit)
+                if loc[c] >= 0:
+                    other = "kitty" if loc[c] == LOC_KITTY else f"hand of seat {loc[c]}"
+                    raise ValueError(f"impossible deal: {suit}{ORDER[r]} is in the {other} "
+                                     f"and in the {what}")
+                loc[c] = w
+        loc[loc < 0] = LOC_KITTY  # the rest of the deck (only when no kitty was given)
+        return loc
+
+    # -- text ------------------------------------------------------------------------------------
+    def render(self, state: np.ndarray) -> str:
+        from ..core.render import render_climbing
+
+        body = render_climbing(self, state, role_name="digger").split("\n")
+        ph = int(state[PHASE])
+        open_ = {-1: "-", 0: "no", 1: "yes"}[int(state[A_OPEN])]
+        head = (f"{self.info.title} | phase: {PHASE_NAMES[ph]} | bid: {int(state[BID])} | "
+                f"bombs: {int(state[NDOUBLE])} | open: {open_} | "
+                f"first bidder: player_{int(state[FIRST])}")
+        extra = []
+        if int(state[A_TAKEN]):
+            extra.append(f"   buried: {self.deck.format(state[BURIED:BURIED + 16])}")
+        if int(state[A_LEADER]) >= 0:
+            extra.append(f"   first lead: player_{int(state[A_LEADER])}")
+        diam = "".join(ORDER[r] for r in range(NR) if state[DIAM + r] >= 0)
+        if diam:
+            own = " ".join(f"p{w}:" + "".join(ORDER[r] for r in range(NR) if state[DIAM + r] == w)
+                           for w in range(NP))
+            extra.append(f"   diamonds: {own}")
+        lines = [head] + body[1:2 + NP] + extra + body[2 + NP:]
+        return "\n".join(lines)
+
+    # -- helpers for tests and people ------------------------------------------------------------
+    def buried(self, state: np.ndarray) -> str:
+        return self.deck.format(state[BURIED:BURIED + 16])
+
+    def first_leader(self, state: np.ndarray) -> int:
+        """The seat that leads (or would lead) after the burying."""
+        return int(first_leader(state))
