@@ -287,7 +287,7 @@ class CardEnv(AECEnv, EzPickle):
         }
 
     def set_state(self, snap: dict) -> None:
-        self.state_vec = snap["state"].copy()
+        self.state_vec = self.game.check_state(snap["state"]).copy()
         self.agents = list(snap["agents"])
         self.rewards = dict(snap["rewards"])
         self._cumulative_rewards = dict(snap["cumulative"])

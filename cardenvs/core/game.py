@@ -17,6 +17,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
+import numba
 import numpy as np
 
 from .cards import Deck
@@ -57,6 +58,7 @@ class Game:
 
     def __init__(self, opts: np.ndarray):
         self.opts = opts
+        self._direct: dict = {}
         self.tab = self.table.arrays
         self.offsets = self.layout.start_array()
         self.n_players = self.info.n_players
@@ -64,24 +66,52 @@ class Game:
         self.pass_id = len(self.table)
         self.n_actions = max(b for _, b in self.blocks.values())
 
+    # -- kernels from Python ------------------------------------------------------------------
+    def _call(self, name: str, *args):
+        """Call kernel ``name``; after the first call, its compiled entry point directly.
+
+        numba's dispatcher spends about 3 us per call working out the types of the play
+        table's 18 arrays; the types never change for one game, so the compiled function
+        found on the first call is called directly afterwards (1 us).  The arguments always
+        come from this class (int64 state vectors from :meth:`new_state`, float32 buffers),
+        which is what makes skipping the type check safe.
+        """
+        f = self._direct.get(name)
+        if f is not None:
+            return f(*args)
+        kernel = getattr(self, name)
+        result = kernel(*args)
+        cres = kernel.overloads.get(tuple(numba.typeof(a) for a in args))
+        if cres is not None:
+            self._direct[name] = cres.entry_point
+        return result
+
     # -- state -------------------------------------------------------------------------------
     def new_state(self) -> np.ndarray:
         return np.zeros(self.state_size, np.int64)
 
+    def check_state(self, state) -> np.ndarray:
+        """``state`` as this game's state vector, or ``TypeError``/``ValueError``."""
+        if not isinstance(state, np.ndarray) or state.dtype != np.int64 or state.ndim != 1:
+            raise TypeError("a state must be a 1-D int64 numpy array (from get_state / new_state)")
+        if state.shape[0] != self.state_size:
+            raise ValueError(f"a {self.info.name} state has {self.state_size} entries, got {state.shape[0]}")
+        return np.ascontiguousarray(state)
+
     def reset(self, state: np.ndarray, seed: int) -> None:
-        self.k_reset(state, np.int64(seed), self.tab, self.opts)
+        self._call("k_reset", state, np.int64(seed), self.tab, self.opts)
 
     def legal(self, state: np.ndarray, out: np.ndarray) -> int:
-        return self.k_legal(state, self.tab, self.opts, out)
+        return self._call("k_legal", state, self.tab, self.opts, out)
 
     def is_legal(self, state: np.ndarray, action: int) -> bool:
-        return bool(self.k_is_legal(state, np.int64(action), self.tab, self.opts))
+        return bool(self._call("k_is_legal", state, np.int64(action), self.tab, self.opts))
 
     def step(self, state: np.ndarray, action: int) -> None:
-        self.k_step(state, np.int64(action), self.tab, self.opts)
+        self._call("k_step", state, np.int64(action), self.tab, self.opts)
 
     def encode(self, state: np.ndarray, seat: int, out: np.ndarray) -> None:
-        self.k_encode(state, seat, self.tab, self.opts, self.offsets, out)
+        self._call("k_encode", state, np.int64(seat), self.tab, self.opts, self.offsets, out)
 
     @staticmethod
     def done(state: np.ndarray) -> bool:
