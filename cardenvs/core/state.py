@@ -150,3 +150,22 @@ def apply_pass(s, n):
         s[NPASS] = 0
         return s[LAST_SEAT]
     return (s[CUR] + 1) % n
+
+
+@njit(cache=True)
+def legal_bids(s, pass_id, max_bid, out):
+    """Auction actions: pass (``pass_id``) and every bid above the current one, up to max_bid.
+
+    Bid ``b`` is action ``pass_id + b``.  Returns the count written to ``out``.
+    """
+    out[0] = pass_id
+    k = 1
+    for b in range(s[BID] + 1, max_bid + 1):
+        out[k] = pass_id + b
+        k += 1
+    return k
+
+
+@njit(cache=True, inline="always")
+def is_legal_bid(s, a, pass_id, max_bid):
+    return a == pass_id or (pass_id + s[BID] < a <= pass_id + max_bid)

@@ -32,6 +32,7 @@ from ..core.game import Game, GameInfo
 from ..core.options import check_bool, check_choice, check_int
 from ..core.kernels import rng_below, shuffle
 from ..core.state import (
+    is_legal_bid, legal_bids,
     AUX0, BID, BIDDER, BIDS0, CUR, FIRST, HDR, LANDLORD, LAST_ROW, LAST_SEAT, NDOUBLE, NLOG,
     NPASS, NREDEAL, P_AUCTION, P_DONE, P_PLAY, PHASE, PLAYS0, REW0, RNG, WINNER, apply_pass,
     apply_play, hand_off, is_legal_play, kitty_off, legal_play_rows, log_action,
@@ -195,12 +196,7 @@ def legal(s, tab, o, out):
     if ph == P_PLAY:
         return legal_play_rows(s, tab, out, pass_id)
     if ph == P_AUCTION:
-        out[0] = pass_id
-        k = 1
-        for b in range(s[BID] + 1, MAX_BID + 1):
-            out[k] = pass_id + b
-            k += 1
-        return k
+        return legal_bids(s, pass_id, MAX_BID, out)
     return 0
 
 
@@ -211,7 +207,7 @@ def is_legal(s, a, tab, o):
     if ph == P_PLAY:
         return is_legal_play(s, tab, a, pass_id)
     if ph == P_AUCTION:
-        return a == pass_id or (pass_id + s[BID] < a <= pass_id + MAX_BID)
+        return is_legal_bid(s, a, pass_id, MAX_BID)
     return False
 
 

@@ -48,6 +48,7 @@ from ..core.encode import Field, Layout, put_auction, put_cards, put_table
 from ..core.game import Game, GameInfo
 from ..core.kernels import shuffle
 from ..core.state import (
+    is_legal_bid, legal_bids,
     AUX0, BID, BIDDER, BIDS0, CUR, FIRST, LANDLORD, LAST_ROW, LAST_SEAT, NDOUBLE, NLOG,
     NPASS, P_AUCTION, P_DONE, P_PLAY, PHASE, REW0, RNG, WINNER, apply_pass, apply_play,
     hand_off, is_legal_play, kitty_off, legal_play_rows, log_action,
@@ -320,12 +321,7 @@ def legal(s, tab, o, out):
     if ph == P_PLAY:
         return legal_play_rows(s, tab, out, pass_id)
     if ph == P_AUCTION:
-        out[0] = pass_id
-        k = 1
-        for b in range(s[BID] + 1, MAX_BID + 1):
-            out[k] = pass_id + b
-            k += 1
-        return k
+        return legal_bids(s, pass_id, MAX_BID, out)
     if ph == P_BURY:
         k = 0
         for j in range(2 * NR):
@@ -347,7 +343,7 @@ def is_legal(s, a, tab, o):
     if ph == P_PLAY:
         return is_legal_play(s, tab, a, pass_id)
     if ph == P_AUCTION:
-        return a == pass_id or (pass_id + s[BID] < a <= pass_id + MAX_BID)
+        return is_legal_bid(s, a, pass_id, MAX_BID)
     if ph == P_BURY:
         k = a - o[O_BURY0]
         return 0 <= k < 2 * NR and _bury_ok(s, k)
