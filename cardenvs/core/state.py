@@ -169,3 +169,47 @@ def legal_bids(s, pass_id, max_bid, out):
 @njit(cache=True, inline="always")
 def is_legal_bid(s, a, pass_id, max_bid):
     return a == pass_id or (pass_id + s[BID] < a <= pass_id + max_bid)
+
+
+# -- phases and settlement shared by the one-against-the-rest games ----------------------------
+
+PLAY_START = AUX0  # log index (action number) where the play phase began
+
+
+@njit(cache=True)
+def start_play_phase(s, leader):
+    """Enter the play phase with ``leader`` on a free lead; remember where it began."""
+    s[PHASE] = P_PLAY
+    s[CUR] = leader
+    s[LAST_ROW] = -1
+    s[LAST_SEAT] = -1
+    s[NPASS] = 0
+    s[PLAY_START] = s[NLOG]
+
+
+@njit(cache=True)
+def play_action(s, n, tab, a, pass_id):
+    """Apply a legal play-phase action (a play row or pass) for the seat to move.
+
+    Returns True when the mover went out (the caller settles the deal); otherwise the turn
+    has passed to the next seat (or, after a trick, to its winner).
+    """
+    if a == pass_id:
+        s[CUR] = apply_pass(s, n)
+        return False
+    if apply_play(s, n, tab, a):
+        return True
+    s[CUR] = (s[CUR] + 1) % n
+    return False
+
+
+@njit(cache=True)
+def settle_one_vs_rest(s, n, solo, solo_wins, unit, win_loss):
+    """Terminal rewards of a one-against-the-rest deal: the solo seat (landlord, digger)
+    gets ``+-(n-1) * unit`` and every other seat ``-+unit``; with ``win_loss`` +-1 each."""
+    sign = 1 if solo_wins else -1
+    for i in range(n):
+        if win_loss:
+            s[REW0 + i] = sign if i == solo else -sign
+        else:
+            s[REW0 + i] = sign * unit * (n - 1) if i == solo else -sign * unit

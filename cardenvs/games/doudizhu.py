@@ -32,11 +32,10 @@ from ..core.game import Game, GameInfo
 from ..core.options import check_bool, check_choice, check_int
 from ..core.kernels import rng_below, shuffle
 from ..core.state import (
-    is_legal_bid, legal_bids,
-    AUX0, BID, BIDDER, BIDS0, CUR, FIRST, HDR, LANDLORD, LAST_ROW, LAST_SEAT, NDOUBLE, NLOG,
-    NPASS, NREDEAL, P_AUCTION, P_DONE, P_PLAY, PHASE, PLAYS0, REW0, RNG, WINNER, apply_pass,
-    apply_play, hand_off, is_legal_play, kitty_off, legal_play_rows, log_action,
-    log_off,
+    BID, BIDDER, BIDS0, CUR, FIRST, HDR, LANDLORD, LAST_ROW, LAST_SEAT, NDOUBLE, NLOG, NPASS,
+    NREDEAL, PHASE, PLAYS0, PLAY_START, P_AUCTION, P_DONE, P_PLAY, REW0, RNG, WINNER, hand_off,
+    is_legal_bid, is_legal_play, kitty_off, legal_bids, legal_play_rows, log_action, log_off,
+    play_action, settle_one_vs_rest, start_play_phase,
 )
 from ..core.table import Table
 
@@ -47,7 +46,6 @@ MAX_BID = 3
 O_NP, O_HAND, O_KITTY, O_AUCTION, O_ALLPASS, O_MAXREDEAL, O_SPRING, O_REWARD = range(8)
 O_KITTY_PUBLIC, O_PASS, O_NRANKS, O_DEPTH, O_RECENT, O_FIXED_LL, O_DECKLEN = 8, 9, 10, 11, 12, 13, 14
 N_OPTS = 16  # the deck's cards (rank indices) follow at o[N_OPTS:N_OPTS + o[O_DECKLEN]]
-PLAY_START = AUX0  # log index where the play phase began
 
 
 def combo_rules(n_players: int = 3) -> ComboRules:
@@ -111,12 +109,7 @@ def start_play(s, o, landlord, bid):
     ho = hand_off(landlord)
     for r in range(16):
         s[ho + r] += s[ko + r]
-    s[PHASE] = P_PLAY
-    s[CUR] = landlord
-    s[LAST_ROW] = -1
-    s[LAST_SEAT] = -1
-    s[NPASS] = 0
-    s[PLAY_START] = s[NLOG]
+    start_play_phase(s, landlord)
 
 
 @njit(cache=True)
@@ -130,10 +123,6 @@ def _finish(s, o, winner):
             s[REW0 + i] = 0
         return
     ll_wins = winner == ll
-    if o[O_REWARD] == 1:
-        for i in range(n):
-            s[REW0 + i] = 1 if (i == ll) == ll_wins else -1
-        return
     stake = s[BID] << s[NDOUBLE]
     if o[O_SPRING] == 1:
         farmer_plays = 0
@@ -142,9 +131,7 @@ def _finish(s, o, winner):
                 farmer_plays += s[PLAYS0 + i]
         if (ll_wins and farmer_plays == 0) or ((not ll_wins) and s[PLAYS0 + ll] == 1):
             stake *= 2
-    sign = 1 if ll_wins else -1
-    for i in range(n):
-        s[REW0 + i] = sign * stake * (n - 1) if i == ll else -sign * stake
+    settle_one_vs_rest(s, n, ll, ll_wins, stake, o[O_REWARD] == 1)
 
 
 @njit(cache=True)
@@ -244,15 +231,8 @@ def step(s, a, tab, o):
             else:
                 s[CUR] = (seat + 1) % n
         return
-    if s[PHASE] != P_PLAY:
-        return
-    if a == pass_id:
-        s[CUR] = apply_pass(s, n)
-        return
-    if apply_play(s, n, tab, a):
+    if s[PHASE] == P_PLAY and play_action(s, n, tab, a, pass_id):
         _finish(s, o, seat)
-    else:
-        s[CUR] = (seat + 1) % n
 
 
 # -- observation -----------------------------------------------------------------------------------

@@ -48,11 +48,10 @@ from ..core.encode import Field, Layout, put_auction, put_cards, put_table
 from ..core.game import Game, GameInfo
 from ..core.kernels import shuffle
 from ..core.state import (
-    is_legal_bid, legal_bids,
-    AUX0, BID, BIDDER, BIDS0, CUR, FIRST, LANDLORD, LAST_ROW, LAST_SEAT, NDOUBLE, NLOG,
-    NPASS, P_AUCTION, P_DONE, P_PLAY, PHASE, REW0, RNG, WINNER, apply_pass, apply_play,
-    hand_off, is_legal_play, kitty_off, legal_play_rows, log_action,
-    state_size,
+    AUX0, BID, BIDDER, BIDS0, CUR, FIRST, LANDLORD, LAST_ROW, LAST_SEAT, NDOUBLE, NLOG, PHASE,
+    PLAY_START, P_AUCTION, P_DONE, P_PLAY, RNG, WINNER, hand_off, is_legal_bid, is_legal_play,
+    kitty_off, legal_bids, legal_play_rows, log_action, play_action, settle_one_vs_rest,
+    start_play_phase, state_size,
 )
 from ..core.table import Table
 from ..core.options import check_bool, check_choice, check_int
@@ -72,7 +71,6 @@ P_OPEN, P_BURY = 3, 4
 PHASE_NAMES = ("auction", "play", "done", "open", "bury")
 
 # -- state: header slots of this game (AUX0..AUX0+8) ----------------------------------------
-A_PLAY_START = AUX0  # log index where the play phase began
 A_SPOKEN = AUX0 + 1  # seats that have spoken in the auction
 A_NBURIED = AUX0 + 2  # cards buried so far
 A_OPEN = AUX0 + 3  # open-hand decision: -1 none, 0 closed, 1 open
@@ -229,13 +227,8 @@ def first_leader(s):
 @njit(cache=True)
 def _start_play(s):
     lead = first_leader(s)
-    s[PHASE] = P_PLAY
-    s[CUR] = lead
     s[A_LEADER] = lead
-    s[LAST_ROW] = -1
-    s[LAST_SEAT] = -1
-    s[NPASS] = 0
-    s[A_PLAY_START] = s[NLOG]
+    start_play_phase(s, lead)
 
 
 @njit(cache=True)
@@ -244,10 +237,6 @@ def _finish(s, o, winner):
     s[WINNER] = winner
     d = s[LANDLORD]
     d_wins = winner == d
-    if o[O_REWARD] == 1:
-        for i in range(NP):
-            s[REW0 + i] = 1 if (i == d) == d_wins else -1
-        return
     n_left = 0
     for i in range(NP):
         if (i == d) != d_wins:  # the losing side
@@ -255,9 +244,7 @@ def _finish(s, o, winner):
             for r in range(16):
                 n_left += s[ho + r]
     u = stake_unit(s[BID], s[NDOUBLE], s[A_OPEN] == 1, n_left)
-    sign = 1 if d_wins else -1
-    for i in range(NP):
-        s[REW0 + i] = sign * u * (NP - 1) if i == d else -sign * u
+    settle_one_vs_rest(s, NP, d, d_wins, u, o[O_REWARD] == 1)
 
 
 @njit(cache=True)
@@ -391,15 +378,8 @@ def step(s, a, tab, o):
         if s[A_NBURIED] >= N_BURY:
             _start_play(s)
         return
-    if ph != P_PLAY:
-        return
-    if a == pass_id:
-        s[CUR] = apply_pass(s, NP)
-        return
-    if apply_play(s, NP, tab, a):
+    if ph == P_PLAY and play_action(s, NP, tab, a, pass_id):
         _finish(s, o, seat)
-    else:
-        s[CUR] = (seat + 1) % NP
 
 
 # -- observation -----------------------------------------------------------------------------------
@@ -473,7 +453,7 @@ def encode(s, seat, tab, o, off, out):
             others[r] -= s[BURIED + r]
     playing = s[PHASE] == P_PLAY or s[PHASE] == P_DONE
     put_table(s, seat, tab, n, R, D, HAND + KITTY, o[O_PASS], s[PHASE] == P_PLAY,
-              s[A_PLAY_START] if playing else s[NLOG] + 1, o[O_RECENT],
+              s[PLAY_START] if playing else s[NLOG] + 1, o[O_RECENT],
               off[F_PLAYED], off[F_SIZES], off[F_BEAT], off[F_BEAT_TYPE], off[F_BEAT_SEAT],
               off[F_RECENT], others, out)
     put_cards(out, off[F_OTHERS], others, R, D)
