@@ -499,14 +499,20 @@ def douzero_free(pos: Positions, cfg: Config) -> dict[str, float]:
         e.card_play_action_seq = []
         envs.append(e)
 
+    full_us, full_mean = _time_douzero_legal(envs, cfg)
+    return {"mg_us": mg_us, "mg_mean": mg_mean, "full_us": full_us, "full_mean": full_mean}
+
+
+def _time_douzero_legal(envs, cfg: Config) -> tuple[float, float]:
+    """µs per ``GameEnv.get_legal_card_play_actions()`` call and the mean number of moves."""
+
     def full_pass() -> int:
         for e in envs:
             e.get_legal_card_play_actions()
         return len(envs)
 
-    full_us = best_us_per_call(full_pass, cfg)
-    full_mean = float(np.mean([len(e.get_legal_card_play_actions()) for e in envs]))
-    return {"mg_us": mg_us, "mg_mean": mg_mean, "full_us": full_us, "full_mean": full_mean}
+    us = best_us_per_call(full_pass, cfg)
+    return us, float(np.mean([len(e.get_legal_card_play_actions()) for e in envs]))
 
 
 def douzero_follow(game, pos: Positions, cfg: Config) -> dict[str, float]:
@@ -526,13 +532,7 @@ def douzero_follow(game, pos: Positions, cfg: Config) -> dict[str, float]:
         e.card_play_action_seq = [pv]
         envs.append(e)
 
-    def full_pass() -> int:
-        for e in envs:
-            e.get_legal_card_play_actions()
-        return len(envs)
-
-    full_us = best_us_per_call(full_pass, cfg)
-    full_mean = float(np.mean([len(e.get_legal_card_play_actions()) for e in envs]))
+    full_us, full_mean = _time_douzero_legal(envs, cfg)
     return {"full_us": full_us, "full_mean": full_mean, "skipped": skipped, "n": len(envs)}
 
 

@@ -215,8 +215,9 @@ class Table:
                 return row
             body, _, kick = s.partition("+")
             counts = self.deck.parse(body, what=what) + self.deck.parse(kick, what=what)
+            body_cards = self.deck.format(self.deck.parse(body))
             rows = [r for r in self.rows_of_cards(counts)
-                    if self.deck.format(self.plays[r].body) == self.deck.format(self.deck.parse(body))]
+                    if self.deck.format(self.plays[r].body) == body_cards]
         else:
             counts = self.deck.parse(s, what=what)
             rows = self.rows_of_cards(counts)

@@ -427,6 +427,16 @@ class DouDizhu(Game):
                      -1 if fb is None else int(fb), -1 if ll is None else int(ll),
                      0 if bid is None else int(bid))
 
+    # -- features for (state, action) scorers -----------------------------------------------------
+    def action_features(self, ids) -> np.ndarray:
+        """Feature rows (float32) of the given action ids; see ``legal_play_features``.
+
+        The table of every action's features is built on first use and kept.
+        """
+        if getattr(self, "_features", None) is None:
+            self._features = _action_features(self)
+        return self._features[np.asarray(ids, np.int64)]
+
     # -- text ------------------------------------------------------------------------------------
     def render(self, state: np.ndarray) -> str:
         from ..core.render import render_climbing
@@ -454,12 +464,3 @@ def _action_features(game: DouDizhu) -> np.ndarray:
         out[T + 1 + b, C + N_FAMILIES + 4 + b] = 1.0
     return out
 
-
-def action_features(self, ids) -> np.ndarray:
-    """Feature rows (float32) of the given action ids; see ``legal_play_features``."""
-    if getattr(self, "_features", None) is None:
-        self._features = _action_features(self)
-    return self._features[np.asarray(ids, np.int64)]
-
-
-DouDizhu.action_features = action_features
