@@ -155,6 +155,12 @@ class CardEnv(AECEnv, EzPickle):
             self._accumulate_rewards()
             self._clear_legal()
             return
+        r = g.rewards(s)
+        if r.any():  # a payout before the end (e.g. each hand of a match)
+            for i, a in enumerate(self.possible_agents):
+                if a in self.rewards:
+                    self.rewards[a] = float(r[i])
+            self._accumulate_rewards()
         seat = g.current(s)
         self.agent_selection = self.possible_agents[seat]
         self._n_legal = g.legal(s, self._legal_buf)

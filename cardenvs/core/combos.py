@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
 from itertools import combinations, combinations_with_replacement
-from typing import Callable, Iterator, Optional
+from typing import Callable, Iterator, Optional, Sequence
 
 from .cards import NSLOT, Deck
 
@@ -83,6 +83,16 @@ class ComboRules:
         max_cards: the largest hand, which caps every play's size.
         kicker_filter: optional extra predicate ``(family, body_counts, kicker_counts) -> bool``
             used by presets to drop kicker variants.
+        wilds: how many wild jokers the deck holds.  The table's rows are *effective* plays:
+            a natural rank may appear up to ``copies + wilds`` times (jokers standing in), with
+            at most ``wilds`` cards beyond the copies in one play.  Whether a hand can make a
+            row with its wilds is :mod:`cardenvs.core.wild`'s business.
+        joker_singles: a joker may be played alone as a single (False in Da Niangniang).
+        rocket_low: the rocket is the weakest bomb (Da Niangniang's ``BR``) instead of the top.
+        chain_only: rank indices that may appear only inside chains (straights, pair chains,
+            trio chains): no single, pair, trio, bomb or kicker of them (Lanxi Wulong's 3s).
+        pairs_both_joker_pairs: kicker pairs may be ``BB`` and ``RR`` together (two-deck games
+            whose rocket is not ``BR``).
     """
 
     deck: Deck
@@ -107,6 +117,12 @@ class ComboRules:
     double_min_bomb: int = 4
     max_cards: int = 20
     kicker_filter: Optional[Callable[[int, tuple, tuple], bool]] = field(default=None, compare=False)
+    # -- wild-card games (Da Niangniang, Lanxi Wulong) ----------------------------------------------
+    wilds: int = 0
+    joker_singles: bool = True
+    rocket_low: bool = False
+    chain_only: tuple[int, ...] = ()
+    pairs_both_joker_pairs: bool = False
 
     # -- helpers -------------------------------------------------------------------------------
     @property
@@ -120,10 +136,29 @@ class ComboRules:
         return [i for i, c in enumerate(self.deck.order) if c not in "BR"]
 
     def can_pair(self, r: int) -> bool:
-        """Whether two cards of rank ``r`` make a pair."""
-        if self.deck.copies[r] < 2:
+        """Whether two cards of rank ``r`` make a pair (kicker pairs included)."""
+        if r in self.chain_only:
             return False
-        return self.joker_pairs or self.deck.order[r] not in "BR"
+        if self.deck.order[r] in "BR":
+            return self.joker_pairs and self.deck.copies[r] >= 2
+        return self.deck.copies[r] + self.wilds >= 2
+
+    def limit(self, r: int) -> int:
+        """The most cards of rank index ``r`` one play may hold (wilds stand in for naturals)."""
+        if r >= self.n_ranks:
+            return 0
+        c = self.deck.copies[r]
+        return c if self.deck.order[r] in "BR" else c + self.wilds
+
+    def fits_deck(self, counts: Sequence[int]) -> bool:
+        """Whether a play's counts can be made from the deck with its ``wilds``."""
+        over = 0
+        for r in range(NSLOT):
+            if counts[r] > self.limit(r):
+                return False
+            if r < self.n_ranks:
+                over += max(0, counts[r] - self.deck.copies[r])
+        return over <= self.wilds
 
     def rocket_counts(self) -> Optional[tuple[int, ...]]:
         if self.rocket is None:
@@ -155,18 +190,23 @@ def bomb_power(rules: ComboRules, size: int, rank: int) -> int:
 
 
 def rocket_power(rules: ComboRules) -> int:
-    return 1 + 9 * NSLOT + NSLOT  # above every bomb of up to 8 cards
+    """The rocket's power: above every bomb, or below every bomb with ``rocket_low``."""
+    if rules.rocket_low:
+        return 1
+    top = max((*rules.bomb_sizes, 8)) + 1
+    return 1 + top * NSLOT + NSLOT
 
 
 def _single_kickers(rules: ComboRules, k: int, exclude: set[int]) -> Iterator[tuple[int, ...]]:
     """Every multiset of ``k`` single kicker cards from ranks not in ``exclude``."""
-    ranks = [r for r in range(rules.n_ranks) if r not in exclude]
     jokers = set(rules.joker_indices())
+    ranks = [r for r in range(rules.n_ranks) if r not in exclude and r not in rules.chain_only
+             and (rules.joker_singles or r not in jokers)]
     for combo in combinations_with_replacement(ranks, k):
         cnt: dict[int, int] = {}
         for r in combo:
             cnt[r] = cnt.get(r, 0) + 1
-        if any(n > min(rules.deck.copies[r], rules.single_kicker_max_same) for r, n in cnt.items()):
+        if any(n > min(rules.limit(r), rules.single_kicker_max_same) for r, n in cnt.items()):
             continue
         if len(jokers) == 2 and not rules.kickers_both_jokers and all(j in cnt for j in jokers):
             continue
@@ -178,7 +218,7 @@ def _pair_kickers(rules: ComboRules, k: int, exclude: set[int]) -> Iterator[tupl
     ranks = [r for r in range(rules.n_ranks) if r not in exclude and rules.can_pair(r)]
     jokers = set(rules.joker_indices())
     for combo in combinations(ranks, k):
-        if len(jokers) == 2 and jokers <= set(combo):
+        if len(jokers) == 2 and jokers <= set(combo) and not rules.pairs_both_joker_pairs:
             continue  # BB + RR would carry the rocket
         yield _vec((r, 2) for r in combo)
 
@@ -187,7 +227,6 @@ def enumerate_plays(rules: ComboRules) -> list[Play]:
     """Every canonical play of the game, one :class:`Play` per (cards, reading)."""
     out: list[Play] = []
     R = rules.n_ranks
-    cp = rules.deck.copies
     maxc = rules.max_cards
     filt = rules.kicker_filter
 
@@ -195,19 +234,22 @@ def enumerate_plays(rules: ComboRules) -> list[Play]:
         counts = _add(body, kick) if kick is not None else body
         if sum(counts) > maxc:
             return
-        if any(counts[r] > (cp[r] if r < R else 0) for r in range(NSLOT)):
+        if not rules.fits_deck(counts):
             return
         if kick is not None and filt is not None and not filt(family, body, kick):
             return
         out.append(Play(counts, family, length, key, body, power, doubles))
 
+    jokers = set(rules.joker_indices())
     for r in range(R):
+        if r in rules.chain_only or (r in jokers and not rules.joker_singles):
+            continue
         add(_vec([(r, 1)]), None, SINGLE, 1, r)
         if rules.can_pair(r):
             add(_vec([(r, 2)]), None, PAIR, 1, r)
-    naturals = rules.natural_indices()
+    naturals = [r for r in rules.natural_indices() if r not in rules.chain_only]
     for r in naturals:
-        if cp[r] < 3:
+        if rules.limit(r) < 3:
             continue
         trio = _vec([(r, 3)])
         add(trio, None, TRIO, 1, r)
@@ -246,7 +288,7 @@ def enumerate_plays(rules: ComboRules) -> list[Play]:
                     add(body, kick, fam, length, top)
     # four + two
     for r in naturals:
-        if cp[r] < 4:
+        if rules.limit(r) < 4:
             continue
         quad = _vec([(r, 4)])
         if rules.four_two_singles:
@@ -260,7 +302,7 @@ def enumerate_plays(rules: ComboRules) -> list[Play]:
     # bombs and rocket
     for size in rules.bomb_sizes:
         for r in naturals:
-            if cp[r] >= size:
+            if rules.limit(r) >= size:
                 add(_vec([(r, size)]), None, BOMB, 0, bomb_power(rules, size, r),
                     bomb_power(rules, size, r), int(size >= rules.double_min_bomb))
     rc = rules.rocket_counts()

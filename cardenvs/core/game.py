@@ -122,6 +122,13 @@ class Game:
         return int(state[CUR])
 
     def rewards(self, state: np.ndarray) -> np.ndarray:
+        """Rewards paid by the last step, per seat (``REW0..``).
+
+        Contract for every game's ``step`` kernel: the slots are zero after a step that pays
+        nothing and hold the payout after a step that pays (the end of the game, or the end of
+        each hand of a match: such a game zeroes them at the start of every step).  The AEC env
+        and the batched engine read them after each step.
+        """
         return state[REW0:REW0 + self.n_players].astype(np.float64)
 
     def doublings(self, state: np.ndarray) -> int:

@@ -61,10 +61,19 @@ class _Ctx:
         order = rules.deck.order
         self.rules = rules
         self.R = len(order)
-        self.copies = tuple(rules.deck.copies) + (0,) * (NSLOT - len(order))
+        # the most cards of a rank a multiset may hold (wild jokers stand in for naturals)
+        self.copies = tuple(rules.limit(r) for r in range(NSLOT))
         self.joker = [ch in "BR" for ch in order]
+        # ranks that appear only inside chains (never alone, paired, as a trio, bomb or kicker)
+        self.chain_only = [r in rules.chain_only for r in range(self.R)]
         # two cards of a rank are a pair: any natural rank; jokers only with joker_pairs
-        self.pairable = [(not j) or rules.joker_pairs for j in self.joker]
+        self.pairable = [((not j) or rules.joker_pairs) and not co
+                         for j, co in zip(self.joker, self.chain_only)]
+        # a rank that may be a single card or a single kicker
+        self.single_ok = [not co and (rules.joker_singles or not j)
+                          for j, co in zip(self.joker, self.chain_only)]
+        # a rank that may be a trio, a quad or a bomb
+        self.set_ok = [not j and not co for j, co in zip(self.joker, self.chain_only)]
         # chains: ranks chain_lo..chain_hi, never a joker
         self.chainable = [rules.chain_lo <= r <= rules.chain_hi and not self.joker[r]
                           for r in range(self.R)]
@@ -109,9 +118,9 @@ def _vec(d: dict[int, int]) -> Counts:
 def _bomb_power(rules: ComboRules, size: int, rank: int) -> int:
     """This module's own bomb order: by rank, or by size then rank (``bomb_order``)."""
     if rules.bomb_order == "rank":
-        return 1 + rank
+        return 2 + rank
     if rules.bomb_order == "size_rank":
-        return 1 + 100 * size + rank
+        return 2 + 100 * size + rank
     raise ValueError(f"unknown bomb_order {rules.bomb_order!r}")
 
 
@@ -166,29 +175,29 @@ def _classify(c: Counts, ctx: _Ctx) -> list[Reading]:
     if n == 0 or n > rules.max_cards:
         return out
     R = ctx.R
-    joker = ctx.joker
     present = [r for r in range(R) if c[r] > 0]
     one_rank = len(present) == 1
     r0 = present[0]
 
     # single, pair, trio
-    if n == 1:
+    if n == 1 and ctx.single_ok[r0]:
         out.append(Reading(SINGLE, 1, r0))
     if n == 2 and one_rank and ctx.pairable[r0]:
         out.append(Reading(PAIR, 1, r0))
-    if n == 3 and one_rank and not joker[r0]:
+    if n == 3 and one_rank and ctx.set_ok[r0]:
         out.append(Reading(TRIO, 1, r0))
 
     # trio + single, trio + pair: one rank holds exactly the trio, the rest is one other rank
     if rules.trio_single and n == 4 and len(present) == 2:
         for t in present:
-            if c[t] == 3 and not joker[t]:
+            other = present[0] if t == present[1] else present[1]
+            if c[t] == 3 and ctx.set_ok[t] and ctx.single_ok[other]:
                 if ctx.filter_ok(TRIO_SINGLE, {t: 3}, _minus(c, {t: 3})):
                     out.append(Reading(TRIO_SINGLE, 1, t))
     if rules.trio_pair and n == 5 and len(present) == 2:
         for t in present:
             other = present[0] if t == present[1] else present[1]
-            if c[t] == 3 and not joker[t] and c[other] == 2 and ctx.pairable[other]:
+            if c[t] == 3 and ctx.set_ok[t] and c[other] == 2 and ctx.pairable[other]:
                 if ctx.filter_ok(TRIO_PAIR, {t: 3}, _minus(c, {t: 3})):
                     out.append(Reading(TRIO_PAIR, 1, t))
 
@@ -226,7 +235,8 @@ def _classify(c: Counts, ctx: _Ctx) -> list[Reading]:
                 continue  # kickers must be of ranks outside the chain
             kranks = [r for r in range(R) if kick[r] > 0]
             if fam == AIRPLANE_SINGLES:
-                if any(kick[r] > rules.single_kicker_max_same for r in kranks):
+                if any(kick[r] > rules.single_kicker_max_same or not ctx.single_ok[r]
+                       for r in kranks):
                     continue
                 if ctx.both_jokers(kranks) and not rules.kickers_both_jokers:
                     continue
@@ -235,7 +245,7 @@ def _classify(c: Counts, ctx: _Ctx) -> list[Reading]:
                     continue  # exactly `length` pairs, of distinct ranks
                 if not all(ctx.pairable[r] for r in kranks):
                     continue
-                if ctx.both_jokers(kranks):
+                if ctx.both_jokers(kranks) and not rules.pairs_both_joker_pairs:
                     continue  # BB + RR would carry the rocket
             if ctx.filter_ok(fam, body, kick):
                 out.append(Reading(fam, length, top))
@@ -243,12 +253,14 @@ def _classify(c: Counts, ctx: _Ctx) -> list[Reading]:
     # four + two
     if (rules.four_two_singles and n == 6) or (rules.four_two_pairs and n == 8):
         for q in present:
-            if c[q] < 4 or joker[q]:
+            if c[q] < 4 or not ctx.set_ok[q]:
                 continue
             kick = _minus(c, {q: 4})
             if kick[q]:
                 continue  # the kickers are of other ranks
             kranks = [r for r in range(R) if kick[r] > 0]
+            if any(ctx.chain_only[r] for r in kranks):
+                continue
             if n == 6 and rules.four_two_singles:
                 if not (ctx.both_jokers(kranks) and not rules.four_two_both_jokers):
                     if ctx.filter_ok(FOUR_TWO_SINGLES, {q: 4}, kick):
@@ -260,10 +272,11 @@ def _classify(c: Counts, ctx: _Ctx) -> list[Reading]:
                         out.append(Reading(FOUR_TWO_PAIRS, 1, q))
 
     # bombs and the rocket
-    if one_rank and n in rules.bomb_sizes and not joker[r0]:
+    if one_rank and n in rules.bomb_sizes and ctx.set_ok[r0]:
         out.append(Reading(BOMB, 0, r0, _bomb_power(rules, n, r0)))
     if c == ctx.rocket:
-        out.append(Reading(ROCKET, 0, present[-1], _ROCKET_POWER))
+        power = 1 if rules.rocket_low else _ROCKET_POWER
+        out.append(Reading(ROCKET, 0, present[-1], power))
     return out
 
 

@@ -25,7 +25,7 @@ PHASE, CUR, FIRST, LANDLORD, BID, BIDDER, NPASS, LAST_ROW, LAST_SEAT = 0, 1, 2, 
 NDOUBLE, WINNER, NREDEAL, NSTEPS, NLOG, RNG = 9, 10, 11, 12, 13, 14
 PLAYS0 = 15  # plays made by each seat (8 slots)
 BIDS0 = 23  # each seat's last auction action: -1 none, 0 pass, k = bid k (8 slots)
-REW0 = 31  # terminal rewards (8 slots)
+REW0 = 31  # rewards paid by the last step, per seat (8 slots; zero when it paid nothing)
 AUX0 = 39  # game-specific scratch (9 slots)
 HDR = 48
 MAXLOG = 512

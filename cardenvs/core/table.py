@@ -161,7 +161,11 @@ class Table:
             np.array(g_start, np.int64), np.array(g_end, np.int64),
             np.array([bomb_hi], np.int64),
         )
-        # Python-side lookups
+        # Python-side lookups; plays are parsed against the most cards of a rank any row holds
+        # (more than the deck's copies in wild-joker games, whose rows are effective plays)
+        most = counts.max(0) if T else np.zeros(NSLOT, np.int64)
+        self.play_deck = Deck(deck.order, tuple(max(int(c), int(m))
+                                                 for c, m in zip(deck.copies, most)))
         self._strings = [self._format(p) for p in self.plays]
         self._by_string = {s: i for i, s in enumerate(self._strings)}
         if len(self._by_string) != T:
@@ -214,12 +218,12 @@ class Table:
                     raise ValueError(f"{what} {text!r} is a {self.reading(row)}, not a {family}")
                 return row
             body, _, kick = s.partition("+")
-            counts = self.deck.parse(body, what=what) + self.deck.parse(kick, what=what)
-            body_cards = self.deck.format(self.deck.parse(body))
+            counts = self.play_deck.parse(body, what=what) + self.play_deck.parse(kick, what=what)
+            body_cards = self.deck.format(self.play_deck.parse(body))
             rows = [r for r in self.rows_of_cards(counts)
                     if self.deck.format(self.plays[r].body) == body_cards]
         else:
-            counts = self.deck.parse(s, what=what)
+            counts = self.play_deck.parse(s, what=what)
             rows = self.rows_of_cards(counts)
         if family is not None:
             if family not in FAMILY_CODES:
