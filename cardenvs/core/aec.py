@@ -187,6 +187,16 @@ class CardEnv(AECEnv, EzPickle):
         """Legal action ids of the agent to move (a copy)."""
         return self._legal_buf[: self._n_legal].copy()
 
+    def legal_play_features(self) -> tuple[np.ndarray, np.ndarray]:
+        """Legal action ids and per-action features for (state, action) scoring agents.
+
+        Returns ``(ids, features)`` where ``features[i]`` describes action ``ids[i]``
+        (layout in :meth:`cardenvs.core.game.Game.action_features`: card planes, family,
+        chain length, key, bomb flag, then one slot per non-play action such as pass or a bid).
+        """
+        ids = self.legal_actions()
+        return ids, self.game.action_features(ids)
+
     def step(self, action) -> None:
         if not self._started:
             raise ValueError("call reset() before step()")

@@ -21,6 +21,7 @@ import numba
 import numpy as np
 
 from .cards import Deck
+from .combos import N_FAMILIES
 from .encode import Layout
 from .state import CUR, NDOUBLE, P_DONE, PHASE, REW0, state_size
 from .table import Table
@@ -135,6 +136,20 @@ class Game:
         return int(state[NDOUBLE])
 
     # -- actions -----------------------------------------------------------------------------
+    def action_features(self, ids) -> np.ndarray:
+        """Feature rows (float32) of action ids, for agents that score (state, action) pairs.
+
+        Row layout: the play's cards as "at least k copies" planes (``ranks x depth``, depth =
+        the most cards of one rank any play holds), a one-hot family (``N_FAMILIES``), chain
+        length / 12, key rank / ranks, a bomb flag; then one one-hot slot per action id that
+        is not a play (pass, bids, picks, declarations: ``n_actions - T`` slots, in id order).
+        The table of every action's features is built on first use and kept.
+        """
+        feats = getattr(self, "_features", None)
+        if feats is None:
+            feats = self._features = _action_feature_table(self)
+        return feats[np.asarray(ids, np.int64)]
+
     def block_of(self, action: int) -> str:
         for name, (a, b) in self.blocks.items():
             if a <= action < b:
@@ -165,3 +180,22 @@ class Game:
 
     def render(self, state: np.ndarray) -> str:  # pragma: no cover - per game
         raise NotImplementedError
+
+
+def _action_feature_table(game: "Game") -> np.ndarray:
+    """Feature rows of every action id of ``game`` (see :meth:`Game.action_features`)."""
+    tab = game.tab
+    R = game.deck.n_ranks
+    T = len(game.table)
+    D = int(max(1, tab.counts[:, :R].max())) if T else 1
+    C = R * D
+    extra = game.n_actions - T
+    out = np.zeros((game.n_actions, C + N_FAMILIES + 3 + extra), np.float32)
+    k = np.arange(D)
+    out[:T, :C] = (tab.counts[:, :R, None] > k[None, None, :]).reshape(T, C)
+    out[np.arange(T), C + tab.family] = 1.0
+    out[:T, C + N_FAMILIES] = tab.length / 12.0
+    out[:T, C + N_FAMILIES + 1] = np.minimum(tab.key, R) / R
+    out[:T, C + N_FAMILIES + 2] = tab.power > 0
+    out[np.arange(T, game.n_actions), C + N_FAMILIES + 3 + np.arange(extra)] = 1.0
+    return out

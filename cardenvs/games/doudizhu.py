@@ -428,39 +428,9 @@ class DouDizhu(Game):
                      0 if bid is None else int(bid))
 
     # -- features for (state, action) scorers -----------------------------------------------------
-    def action_features(self, ids) -> np.ndarray:
-        """Feature rows (float32) of the given action ids; see ``legal_play_features``.
-
-        The table of every action's features is built on first use and kept.
-        """
-        if getattr(self, "_features", None) is None:
-            self._features = _action_features(self)
-        return self._features[np.asarray(ids, np.int64)]
-
     # -- text ------------------------------------------------------------------------------------
     def render(self, state: np.ndarray) -> str:
         from ..core.render import render_climbing
 
         return render_climbing(self, state, role_name="landlord")
-
-
-def _action_features(game: DouDizhu) -> np.ndarray:
-    """Feature rows of every action id (built once per table, float32)."""
-    tab = game.tab
-    R, D = game.deck.n_ranks, int(game.opts[O_DEPTH])
-    C = R * D
-    T = len(game.table)
-    F = C + N_FAMILIES + 3 + 1 + MAX_BID
-    out = np.zeros((game.n_actions, F), np.float32)
-    k = np.arange(D)
-    cnt = tab.counts[:, :R]
-    out[:T, :C] = (cnt[:, :, None] > k[None, None, :]).reshape(T, C)
-    out[np.arange(T), C + tab.family] = 1.0
-    out[:T, C + N_FAMILIES] = tab.length / 12.0
-    out[:T, C + N_FAMILIES + 1] = np.minimum(tab.key, R) / R
-    out[:T, C + N_FAMILIES + 2] = tab.power > 0
-    out[T, C + N_FAMILIES + 3] = 1.0
-    for b in range(MAX_BID):
-        out[T + 1 + b, C + N_FAMILIES + 4 + b] = 1.0
-    return out
 
