@@ -2,7 +2,9 @@
 
 ``cardenvs demo GAME [--seed S] [--option key=value ...]`` plays one seeded deal between
 uniform-random agents and prints it; ``cardenvs list`` shows the games and their options;
-``cardenvs moves GAME HAND [PREV]`` asks the rules query API.
+``cardenvs moves GAME HAND [PREV]`` asks the rules query API; ``cardenvs arena GAME --agents
+rules,random --deals N`` plays duplicate deals between agents; ``cardenvs play GAME`` lets you
+play against them in the terminal.
 """
 
 from __future__ import annotations
@@ -63,6 +65,24 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     m.add_argument("hand")
     m.add_argument("prev", nargs="?", default=None)
     m.add_argument("--prev-type", default=None)
+    a = sub.add_parser("arena", help="duplicate-deal match between agents, with 95%% CIs")
+    a.add_argument("game")
+    a.add_argument("--agents", default="rules,random",
+                   help="comma-separated agent names (registry in agents/), e.g. rules,random")
+    a.add_argument("--deals", type=int, default=200)
+    a.add_argument("--seed", type=int, default=0)
+    a.add_argument("--out", default="arena_results", help="folder for the JSON and PNG ('' = none)")
+    a.add_argument("--lineups", choices=("auto", "rotate", "solo"), default="auto")
+    a.add_argument("--no-progress", action="store_true")
+    a.add_argument("--option", "-o", action="append", type=_parse_option, default=[],
+                   metavar="KEY=VALUE", help="a game option (repeatable)")
+    pl = sub.add_parser("play", help="play a deal in the terminal against agents")
+    pl.add_argument("game")
+    pl.add_argument("--agents", default="rules", help="opponents, comma-separated, reused in turn")
+    pl.add_argument("--seat", type=int, default=0, help="your seat")
+    pl.add_argument("--seed", type=int, default=None)
+    pl.add_argument("--option", "-o", action="append", type=_parse_option, default=[],
+                    metavar="KEY=VALUE", help="a game option (repeatable)")
     args = parser.parse_args(argv)
 
     import cardenvs
@@ -78,6 +98,15 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         elif args.cmd == "moves":
             moves = cardenvs.legal_moves(args.game, args.hand, args.prev, prev_type=args.prev_type)
             print(" ".join(moves) if moves else "(no legal play: pass)")
+        elif args.cmd == "arena":
+            from .arena import main_arena
+
+            main_arena(args.game, args.agents, args.deals, args.seed, dict(args.option),
+                       args.out or None, lineups=args.lineups, progress=not args.no_progress)
+        elif args.cmd == "play":
+            from .play import play
+
+            play(args.game, args.agents, seat=args.seat, seed=args.seed, options=dict(args.option))
     except (ValueError, TypeError) as e:
         print(f"cardenvs: error: {e}", file=sys.stderr)
         return 2

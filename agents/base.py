@@ -1,0 +1,139 @@
+"""The agent interface shared by every baseline agent, and observation decoding helpers.
+
+An agent is bound to one compiled game (:class:`cardenvs.core.game.Game`: the play table that
+decodes action ids into cards, the deck, the action blocks and the observation layout) when
+it is made, and then answers one question::
+
+    action = agent.act(observation, legal)
+
+* ``observation`` is what the AEC environment's ``observe(agent)`` returns: a dict with
+  ``"observation"`` (float32 vector laid out by ``game.layout``) and ``"action_mask"``;
+* ``legal`` is ``infos[agent]["legal_actions"]`` (int64 ids); when ``None`` the mask's set
+  entries are used;
+* ``info`` (optional) is ``infos[agent]``; the built-in agents never need it.
+
+Everything an agent may know is in the observation (its hand, the play to beat and who made
+it, every seat's hand size, roles as relative seats: 0 = the observer, 1 = the next seat ...),
+so agents work the same on the AEC environment and on a batched engine, where
+:meth:`Agent.act_batch` takes a stack of observation vectors and masks.  One agent object may
+play several seats at once: ``act`` must not keep per-seat state between calls (caches keyed
+by what they depend on are fine).
+
+Agents choose only legal actions; an agent that cannot play a game says why in
+:meth:`Agent.unsupported` (the arena and the tests use it).
+"""
+
+from __future__ import annotations
+
+from typing import Optional
+
+import numpy as np
+
+
+class Agent:
+    """Base class of the baseline agents.
+
+    Args:
+        game: the compiled game the agent plays (``env.unwrapped.game``).
+        seed: seed of the agent's own ``numpy.random.Generator`` (``None``: fresh entropy).
+    """
+
+    #: registry name
+    name = "agent"
+    #: game options the agent needs (the arena merges them into the game's options)
+    required_options: dict = {}
+
+    def __init__(self, game, seed: Optional[int] = None):
+        reason = self.unsupported(game)
+        if reason is not None:
+            raise ValueError(f"agent {self.name!r} cannot play {game.info.name}: {reason}")
+        self.game = game
+        self.rng = np.random.default_rng(seed)
+
+    # -- what the agent can play --------------------------------------------------------------------
+    @classmethod
+    def unsupported(cls, game) -> Optional[str]:
+        """``None`` when the agent can play ``game``; otherwise the reason it cannot."""
+        return None
+
+    # -- acting ------------------------------------------------------------------------------------
+    def act(self, observation: dict, legal: Optional[np.ndarray] = None,
+            info: Optional[dict] = None) -> int:
+        """One legal action id for the seat whose observation this is."""
+        raise NotImplementedError
+
+    def act_batch(self, observations: np.ndarray, masks: np.ndarray) -> np.ndarray:
+        """Actions for a batch: ``observations`` (B, D) float32, ``masks`` (B, N) 0/1.
+
+        The default loops over :meth:`act`; agents with a vectorised policy override it.
+        """
+        observations = np.asarray(observations)
+        masks = np.asarray(masks)
+        if observations.ndim != 2 or masks.ndim != 2 or len(observations) != len(masks):
+            raise ValueError("act_batch needs observations (B, D) and masks (B, N) of one batch size")
+        out = np.empty(len(observations), np.int64)
+        for i in range(len(observations)):
+            out[i] = self.act({"observation": observations[i], "action_mask": masks[i]},
+                              np.flatnonzero(masks[i]))
+        return out
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({self.game.info.name})"
+
+
+def legal_ids(observation: dict, legal: Optional[np.ndarray]) -> np.ndarray:
+    """The legal action ids: ``legal`` when given, else the mask's set entries.
+
+    Raises ``ValueError`` when there is nothing to choose from (the game is over).
+    """
+    if legal is None:
+        if not isinstance(observation, dict) or "action_mask" not in observation:
+            raise TypeError("observation must be the env's dict with 'observation' and "
+                            "'action_mask' (or pass legal=infos[agent]['legal_actions'])")
+        legal = np.flatnonzero(observation["action_mask"])
+    legal = np.asarray(legal, np.int64)
+    if legal.size == 0:
+        raise ValueError("no legal action to choose from (is the game over?)")
+    return legal
+
+
+def obs_vector(observation) -> np.ndarray:
+    """The float observation vector of an env observation dict (or the vector itself)."""
+    if isinstance(observation, dict):
+        return np.asarray(observation["observation"])
+    return np.asarray(observation)
+
+
+class ObsReader:
+    """Reads named fields of a game's observation vector (see ``game.layout``).
+
+    Card fields are "at least k copies" planes (``n_ranks x depth``); :meth:`cards` turns one
+    back into an ``int64[16]`` count vector.
+    """
+
+    def __init__(self, game):
+        self.layout = game.layout
+        self.n_ranks = game.deck.n_ranks
+        hand = self.layout.offsets["hand"]
+        self.depth = (hand[1] - hand[0]) // self.n_ranks
+        self.n = game.n_players
+
+    def has(self, name: str) -> bool:
+        return name in self.layout.offsets
+
+    def field(self, obs: np.ndarray, name: str) -> np.ndarray:
+        a, b = self.layout.offsets[name]
+        return obs[a:b]
+
+    def cards(self, obs: np.ndarray, name: str) -> np.ndarray:
+        """Counts per rank (``int64[16]``) of a card field."""
+        planes = self.field(obs, name).reshape(self.n_ranks, self.depth)
+        out = np.zeros(16, np.int64)
+        out[: self.n_ranks] = (planes > 0.5).sum(1)
+        return out
+
+    def one_hot(self, obs: np.ndarray, name: str) -> int:
+        """Index of the set entry of a one-hot field, or -1 when none is set."""
+        f = self.field(obs, name)
+        hits = np.flatnonzero(f > 0.5)
+        return int(hits[0]) if hits.size else -1
