@@ -1,0 +1,221 @@
+"""The ``trained`` agent: a Q network over (state, action) pairs, run in numpy only.
+
+The network is the one the Deep Monte-Carlo learner (``train/dmc.py``) trains: an MLP scoring
+the pair (observation of the seat to move, feature row of one legal action) with the seat's
+expected return.  The agent plays the legal action of highest score.  Playing needs numpy and
+the shipped weight file only (no torch import anywhere in this module).
+
+Weight file format (``.npz``, written by :func:`save_weights`, read by :func:`load_weights`):
+
+* ``w_obs`` ``[obs_dim, h0]``, ``w_act`` ``[feat_dim, h0]``, ``b_0`` ``[h0]``: the first layer,
+  split into its observation and action parts (``h0 = obs @ w_obs + feat @ w_act + b_0``, the
+  same as one linear layer over the concatenation, but the observation part is computed once
+  per position instead of once per legal action);
+* ``w_1, b_1, ..., w_L, b_L``: the following layers (ReLU between layers, none after the last;
+  ``w_L`` has one output column, the score);
+* ``meta``: UTF-8 JSON (as ``uint8``): ``game``, ``options``, ``obs_dim``, ``feat_dim``,
+  ``hidden``, ``reward_scale`` (scores are returns times this), ``format`` (= 1) and training
+  notes.  Arrays may be stored as float16; they are computed in float32.
+
+Weights for game ``G`` (default options) ship as ``agents/weights/G.npz``.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from typing import Any, Optional
+
+import numpy as np
+
+from .base import Agent, legal_ids, obs_vector
+
+FORMAT = 1
+WEIGHTS_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "weights")
+
+
+def default_weights_path(game: str) -> str:
+    """Where the shipped weights of ``game`` live: ``agents/weights/<game>.npz``."""
+    return os.path.join(WEIGHTS_DIR, f"{game}.npz")
+
+
+def save_weights(path: str, layers: list[tuple[np.ndarray, np.ndarray]], obs_dim: int,
+                 meta: dict[str, Any], dtype=np.float16) -> None:
+    """Write an MLP as a weight file.
+
+    Args:
+        path: the ``.npz`` file to write (its directory is created).
+        layers: ``(W, b)`` per linear layer, ``W`` of shape ``[in, out]``; the first layer's
+            input is the observation (first ``obs_dim`` rows of ``W``) then the action features.
+        obs_dim: the observation size.
+        meta: JSON-serialisable metadata (``game``, ``options``, ``reward_scale``...).
+        dtype: storage dtype of the arrays (float16 halves the file).
+    """
+    if not layers:
+        raise ValueError("an MLP needs at least one layer")
+    w0, b0 = layers[0]
+    if not 0 < obs_dim < w0.shape[0]:
+        raise ValueError(f"obs_dim={obs_dim} must split the first layer's {w0.shape[0]} inputs")
+    if layers[-1][0].shape[1] != 1:
+        raise ValueError("the last layer must have one output (the score)")
+    arrays = {
+        "w_obs": np.asarray(w0[:obs_dim], dtype),
+        "w_act": np.asarray(w0[obs_dim:], dtype),
+        "b_0": np.asarray(b0, dtype),
+    }
+    for i, (w, b) in enumerate(layers[1:], 1):
+        arrays[f"w_{i}"] = np.asarray(w, dtype)
+        arrays[f"b_{i}"] = np.asarray(b, dtype)
+    meta = dict(meta)
+    meta.update(format=FORMAT, obs_dim=int(obs_dim), feat_dim=int(w0.shape[0] - obs_dim),
+                hidden=[int(w.shape[1]) for w, _ in layers[:-1]])
+    arrays["meta"] = np.frombuffer(json.dumps(meta, sort_keys=True).encode(), np.uint8)
+    os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
+    tmp = path + ".tmp.npz"
+    np.savez_compressed(tmp, **arrays)
+    os.replace(tmp, path)
+
+
+class QNetwork:
+    """The numpy Q network of a weight file (float32 compute).
+
+    Args:
+        path: a ``.npz`` written by :func:`save_weights`.
+    """
+
+    def __init__(self, path: str):
+        if not isinstance(path, (str, os.PathLike)):
+            raise TypeError(f"weights path must be a str or path, got {type(path).__name__}")
+        if not os.path.exists(path):
+            raise ValueError(f"no weight file at {path!r} (train one with `python -m train.dmc GAME`)")
+        with np.load(path, allow_pickle=False) as z:
+            if "meta" not in z.files:
+                raise ValueError(f"{path!r} is not a cardenvs weight file (no 'meta' entry)")
+            self.meta: dict = json.loads(bytes(z["meta"]).decode())
+            if self.meta.get("format") != FORMAT:
+                raise ValueError(f"{path!r} has weight format {self.meta.get('format')}, expected {FORMAT}")
+            self.w_obs = z["w_obs"].astype(np.float32)
+            self.w_act = z["w_act"].astype(np.float32)
+            self.b0 = z["b_0"].astype(np.float32)
+            self.layers = []
+            i = 1
+            while f"w_{i}" in z.files:
+                self.layers.append((z[f"w_{i}"].astype(np.float32), z[f"b_{i}"].astype(np.float32)))
+                i += 1
+        self.obs_dim = self.w_obs.shape[0]
+        self.feat_dim = self.w_act.shape[0]
+
+    def scores(self, obs: np.ndarray, feats: np.ndarray) -> np.ndarray:
+        """Scores (float32 ``[k]``) of ``k`` actions (``feats [k, feat_dim]``) in one position."""
+        h = np.asarray(obs, np.float32) @ self.w_obs + self.b0
+        return self._body(h[None, :] + np.asarray(feats, np.float32) @ self.w_act)
+
+    def scores_batch(self, obs: np.ndarray, feats: np.ndarray, owner: np.ndarray) -> np.ndarray:
+        """Scores of many positions' actions: ``obs [n, obs_dim]``, ``feats [m, feat_dim]``,
+        ``owner [m]`` = the position (row of ``obs``) each action belongs to."""
+        h = np.asarray(obs, np.float32) @ self.w_obs + self.b0
+        return self._body(h[owner] + np.asarray(feats, np.float32) @ self.w_act)
+
+    def _body(self, h: np.ndarray) -> np.ndarray:
+        for w, b in self.layers:
+            np.maximum(h, 0.0, out=h)
+            h = h @ w + b
+        return h[:, 0]
+
+
+class TrainedAgent(Agent):
+    """Plays the legal action of highest Q score under a shipped (or given) weight file.
+
+    Args:
+        game: the compiled game (``env.unwrapped.game``; a registry name is accepted too).
+        seed: unused (the agent is deterministic); accepted for the uniform agent signature.
+        weights: path of the ``.npz``; default ``agents/weights/<game>.npz``.
+
+    The weights must have been trained on a game with the same observation and action-feature
+    sizes (the default options of the game, unless trained otherwise).
+    """
+
+    name = "trained"
+
+    def __init__(self, game, seed: Optional[int] = None, weights: Optional[str] = None):
+        if isinstance(game, str):
+            from cardenvs.api import make_game
+
+            game = make_game(game)
+        self.game = game
+        self.rng = np.random.default_rng(seed)
+        name = game.info.name
+        self.path = weights if weights is not None else default_weights_path(name)
+        self.net = QNetwork(self.path)
+        reason = _mismatch(self.net, game)
+        if reason is not None:
+            raise ValueError(f"agent 'trained' cannot play {name} with {self.path!r}: {reason}")
+        self._obs = np.zeros(game.layout.size, np.float32)
+
+    @classmethod
+    def unsupported(cls, game) -> Optional[str]:
+        """Why the shipped weights cannot play ``game`` (``None`` when they can)."""
+        path = default_weights_path(game.info.name)
+        if not os.path.exists(path):
+            return f"no trained weights shipped for {game.info.name} ({path})"
+        try:
+            net = QNetwork(path)
+        except ValueError as e:
+            return str(e)
+        return _mismatch(net, game)
+
+    def scores(self, obs: np.ndarray, legal: np.ndarray) -> np.ndarray:
+        """Q scores of the ``legal`` action ids in the position ``obs``."""
+        return self.net.scores(obs, self.game.action_features(legal))
+
+    def act(self, observation: dict, legal: Optional[np.ndarray] = None,
+            info: Optional[dict] = None) -> int:
+        """The best-scored legal action (``legal``, or the mask's set entries when None)."""
+        legal = legal_ids(observation, legal)
+        if len(legal) == 1:
+            return int(legal[0])
+        obs = np.asarray(obs_vector(observation), np.float32)
+        if obs.shape != (self.net.obs_dim,):
+            raise ValueError(f"observation of shape {obs.shape}; expected ({self.net.obs_dim},)")
+        return int(legal[int(np.argmax(self.scores(obs, legal)))])
+
+    def act_batch(self, observations: np.ndarray, masks: np.ndarray) -> np.ndarray:
+        """Actions for a batch (``observations`` (B, D), ``masks`` (B, N)), one scoring pass."""
+        observations = np.asarray(observations, np.float32)
+        masks = np.asarray(masks)
+        if observations.ndim != 2 or masks.ndim != 2 or len(observations) != len(masks):
+            raise ValueError("act_batch needs observations (B, D) and masks (B, N) of one batch size")
+        rows, ids = np.nonzero(masks)
+        sizes = np.bincount(rows, minlength=len(masks))
+        if (sizes == 0).any():
+            raise ValueError("no legal action to choose from in some row of the batch")
+        q = self.net.scores_batch(observations, self.game.action_features(ids), rows)
+        return ids[segment_argmax(q, sizes)].astype(np.int64)
+
+    def __repr__(self) -> str:
+        return f"TrainedAgent({self.game.info.name}, {os.path.basename(self.path)})"
+
+
+def _mismatch(net: QNetwork, game) -> Optional[str]:
+    """Why ``net`` does not fit ``game`` (``None`` when it does)."""
+    trained_for = net.meta.get("game")
+    if trained_for is not None and trained_for != game.info.name:
+        return f"the weights are for {trained_for!r}"
+    size = game.layout.size
+    feat = game.action_features(np.zeros(1, np.int64)).shape[1]
+    if (net.obs_dim, net.feat_dim) != (size, feat):
+        return (f"the weights expect observations of {net.obs_dim} and action features of "
+                f"{net.feat_dim}; this game has {size} and {feat}")
+    return None
+
+
+def segment_argmax(values: np.ndarray, sizes: np.ndarray) -> np.ndarray:
+    """Index (into ``values``) of the first maximum of each consecutive segment of ``sizes``."""
+    sizes = np.asarray(sizes, np.int64)
+    starts = np.concatenate([[0], np.cumsum(sizes)[:-1]])
+    width = int(sizes.max())
+    padded = np.full((len(sizes), width), -np.inf, np.float64)
+    owner = np.repeat(np.arange(len(sizes)), sizes)
+    col = np.arange(len(values)) - np.repeat(starts, sizes)
+    padded[owner, col] = values
+    return starts + padded.argmax(axis=1)

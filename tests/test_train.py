@@ -1,0 +1,263 @@
+"""The Deep Monte-Carlo learner (``train/dmc.py``) and the numpy ``trained`` agent.
+
+* the exported weights, run in numpy by :class:`agents.trained.TrainedAgent`, score positions
+  like the training code's torch policy (close Q values, the same argmax), float32 and float16;
+* the learner's Monte-Carlo targets are the acting seat's later rewards, mid-episode payouts
+  included (checked against an independent replay of the same game);
+* a short training run completes, writes a checkpoint, weights, logs and the evaluation plot,
+  and resumes from the checkpoint; a seeded run is reproducible;
+* the trained agent picks only legal actions over random games of every game.
+"""
+
+from __future__ import annotations
+
+import csv
+import importlib
+import os
+
+import numpy as np
+import pytest
+
+torch = pytest.importorskip("torch")
+
+from agents.trained import QNetwork, TrainedAgent, save_weights, segment_argmax  # noqa: E402
+from cardenvs.api import GAMES, make_game  # noqa: E402
+from train.dmc import DMC, Config, QNet, TorchPolicy, export_weights, summarize  # noqa: E402
+
+ALL_GAMES = sorted(GAMES)
+
+
+def _random_net(game, hidden=(64, 32), seed=0) -> QNet:
+    torch.manual_seed(seed)
+    feat = game.action_features(np.zeros(1, np.int64)).shape[1]
+    net = QNet(game.layout.size, feat, hidden)
+    with torch.no_grad():  # larger weights than the default init: well separated scores
+        for p in net.parameters():
+            p.mul_(3.0)
+    return net.eval()
+
+
+def _positions(game, n_games: int, seed: int):
+    """(observation, legal ids) of every decision with 2+ legal actions in random games."""
+    rng = np.random.default_rng(seed)
+    s = game.new_state()
+    buf = np.empty(game.n_actions, np.int64)
+    out = []
+    for _ in range(n_games):
+        game.reset(s, int(rng.integers(2**62)))
+        while not game.done(s):
+            k = game.legal(s, buf)
+            if k > 1:
+                obs = np.zeros(game.layout.size, np.float32)
+                game.encode(s, game.current(s), obs)
+                out.append((obs, buf[:k].copy()))
+            game.step(s, int(buf[rng.integers(k)]))
+    return out
+
+
+def test_segment_argmax_literal():
+    v = np.array([1.0, 3.0, 3.0, -1.0, 5.0, 0.0, 2.0, 2.0])
+    # segments [1,3,3] [-1] [5,0] [2,2]: first maximum of each
+    assert segment_argmax(v, np.array([3, 1, 2, 2])).tolist() == [1, 3, 4, 6]
+
+
+@pytest.mark.parametrize("game_name", ["wakeng", "doudizhu"])
+def test_numpy_weights_match_torch_policy(tmp_path, game_name):
+    game = make_game(game_name)
+    net = _random_net(game)
+    policy = TorchPolicy(game, net, torch.device("cpu"))
+    path32 = str(tmp_path / "w32.npz")
+    export_weights(net, path32, {"game": game_name, "options": {}}, dtype=np.float32)
+    agent = TrainedAgent(game, weights=path32)
+    positions = _positions(game, 8, seed=1)
+    assert len(positions) > 200
+    same = 0
+    for obs, ids in positions:
+        q_t = policy.scores(obs[None], ids, np.array([len(ids)]))
+        q_n = agent.scores(obs, ids)
+        np.testing.assert_allclose(q_n, q_t, rtol=1e-4, atol=1e-4)
+        top = np.sort(q_t)[-2:]
+        if top[1] - top[0] > 1e-3:  # a clear best action: both must pick it
+            assert agent.act({"observation": obs}, ids) == int(ids[np.argmax(q_t)])
+            same += 1
+    assert same > 0.9 * len(positions)
+    # the batched numpy path agrees with the one-position path
+    obs = np.stack([p[0] for p in positions[:40]])
+    masks = np.zeros((40, game.n_actions), np.int8)
+    for j, (_, ids) in enumerate(positions[:40]):
+        masks[j, ids] = 1
+    batch = agent.act_batch(obs, masks)
+    single = [agent.act({"observation": o, "action_mask": m}) for o, m in zip(obs, masks)]
+    assert batch.tolist() == single
+    # float16 storage: numpy equals torch run with the same float16-rounded weights
+    path16 = str(tmp_path / "w16.npz")
+    export_weights(net, path16, {"game": game_name, "options": {}}, dtype=np.float16)
+    assert os.path.getsize(path16) < os.path.getsize(path32)
+    with torch.no_grad():
+        for p in net.parameters():
+            p.copy_(p.half().float())
+    agent16 = TrainedAgent(game, weights=path16)
+    for obs, ids in positions[:100]:
+        q_t = policy.scores(obs[None], ids, np.array([len(ids)]))
+        np.testing.assert_allclose(agent16.scores(obs, ids), q_t, rtol=1e-4, atol=1e-4)
+
+
+def test_weight_file_errors(tmp_path):
+    game = make_game("wakeng")
+    with pytest.raises(ValueError, match="no weight file"):
+        QNetwork(str(tmp_path / "missing.npz"))
+    np.savez(tmp_path / "junk.npz", a=np.zeros(3))
+    with pytest.raises(ValueError, match="not a cardenvs weight file"):
+        QNetwork(str(tmp_path / "junk.npz"))
+    other = make_game("doudizhu")
+    path = str(tmp_path / "ddz.npz")
+    export_weights(_random_net(other), path, {"game": "doudizhu", "options": {}})
+    with pytest.raises(ValueError, match="for 'doudizhu'"):
+        TrainedAgent(game, weights=path)
+    w = np.zeros((10, 4), np.float32)
+    with pytest.raises(ValueError, match="one output"):
+        save_weights(str(tmp_path / "x.npz"), [(w, np.zeros(4))], 6, {})
+    with pytest.raises(ValueError, match="obs_dim"):
+        save_weights(str(tmp_path / "x.npz"), [(np.zeros((10, 1)), np.zeros(1))], 10, {})
+
+
+def test_config_errors(tmp_path):
+    with pytest.raises(ValueError, match="unknown game"):
+        DMC(Config(game="nosuchgame", out=str(tmp_path)))
+    with pytest.raises(ValueError, match="envs"):
+        DMC(Config(game="wakeng", out=str(tmp_path), envs=0))
+    with pytest.raises(ValueError, match="eps"):
+        DMC(Config(game="wakeng", out=str(tmp_path), eps=1.5))
+    with pytest.raises(ValueError, match="no checkpoint"):
+        DMC(Config(game="wakeng", out=str(tmp_path / "empty")), resume=True)
+
+
+def test_summarize_known_case():
+    # 4 deals x 2 seats: per-deal means 1, 3, -1, 1 -> mean 1, sd (ddof 1) = sqrt(8/3)
+    r = np.array([[2.0, 0.0], [3.0, 3.0], [-1.0, -1.0], [0.0, 2.0]])
+    res = summarize(r)
+    assert res["score"] == pytest.approx(1.0)
+    assert res["score_ci"] == pytest.approx(1.96 * np.sqrt(8 / 3) / 2)
+    assert res["win_rate"] == pytest.approx((0.5 + 1 + 0 + 0.5) / 4)
+
+
+class _PayEveryStep:
+    """A game proxy that adds a made-up mid-episode payout (like a match paying each hand)
+    to the real rewards, and records every step for an independent replay."""
+
+    def __init__(self, game):
+        self._g = game
+        self.log = []  # (seat to move, number of legal actions, rewards of the step, done)
+        self._buf = np.empty(game.n_actions, np.int64)
+
+    def __getattr__(self, name):
+        return getattr(self._g, name)
+
+    def step(self, state, a):
+        g = self._g
+        seat = g.current(state)
+        k = g.legal(state, self._buf)
+        g.step(state, a)
+        extra = np.zeros(g.n_players)
+        extra[len(self.log) % g.n_players] = 0.5 * (1 + len(self.log) % 3)
+        self._last = g.rewards(state) + extra
+        self.log.append((seat, k, self._last, g.done(state)))
+
+    def rewards(self, state):
+        return self._last
+
+
+def test_targets_are_later_rewards_of_the_acting_seat(tmp_path):
+    cfg = Config(game="wakeng", out=str(tmp_path), envs=1, eps=1.0, hidden=(16,), batch=10**6,
+                 reward_scale=0.25, eval_deals=0, progress=False)
+    t = DMC(cfg)
+    proxy = _PayEveryStep(t.game)
+    t.game = proxy
+    t._start_selfplay()
+    while t.counters["games"] < 3:
+        t.selfplay_step()
+    tgt = np.concatenate(t._q_tgt)
+    # replay: each decision with 2+ legal actions is a sample; its target is the sum of the
+    # acting seat's rewards from that step to the end of its game, times the scale
+    expected, start = [], 0
+    ends = [i + 1 for i, entry in enumerate(proxy.log) if entry[3]]
+    assert len(ends) == 3
+    for end in ends:
+        for i in range(start, end):
+            seat, k, _, _ = proxy.log[i]
+            if k > 1:
+                expected.append(0.25 * sum(proxy.log[j][2][seat] for j in range(i, end)))
+        start = end
+    assert len(expected) == len(tgt)
+    np.testing.assert_allclose(tgt, np.array(expected, np.float32), rtol=1e-5, atol=1e-5)
+    assert np.abs(tgt).max() > 0
+
+
+def _short_cfg(out, **kw) -> Config:
+    base = dict(game="wakeng", out=str(out), minutes=0.2, envs=16, hidden=(64, 64), batch=128,
+                refresh=5, pool_size=3, pool_frac=0.5, eval_agents=("random",), eval_deals=6,
+                eval_minutes=0.1, log_seconds=2.0, progress=False, seed=3)
+    base.update(kw)
+    return Config(**base)
+
+
+def test_short_training_run_checkpoint_and_resume(tmp_path):
+    out = tmp_path / "run"
+    res = DMC(_short_cfg(out)).run()
+    for f in ("checkpoint.pt", "wakeng.npz", "log.csv", "eval.csv", "eval.png", "config.json"):
+        assert (out / f).exists(), f
+    assert res["updates"] > 5 and res["games"] > 0 and res["decisions"] > 1000
+    with open(out / "eval.csv") as f:
+        rows = list(csv.DictReader(f))
+    assert len(rows) >= 2 and all(r["opponent"] == "random" for r in rows)
+    # resume: counters, pool and evaluation history continue
+    t2 = DMC(_short_cfg(out, minutes=0.1), resume=True)
+    assert t2.counters["updates"] == res["updates"] and len(t2.pool) > 0
+    n_eval = len(t2.eval_history)
+    assert n_eval == len(rows)
+    res2 = t2.run()
+    assert res2["updates"] > res["updates"] and res2["train_s"] > res["train_s"]
+    assert len(t2.eval_history) > n_eval
+    # the exported weights play
+    agent = TrainedAgent(make_game("wakeng"), weights=str(out / "wakeng.npz"))
+    assert agent.net.meta["updates"] == res2["updates"]
+
+
+def test_seeded_runs_are_reproducible(tmp_path):
+    outs = []
+    for i in range(2):
+        cfg = _short_cfg(tmp_path / f"r{i}", minutes=5.0, max_updates=4, eval_deals=0, envs=8)
+        t = DMC(cfg)
+        t.run()
+        assert t.counters["updates"] == 4
+        outs.append([p.detach().clone() for p in t.net.parameters()])
+    for a, b in zip(*outs):
+        assert torch.equal(a, b)
+
+
+@pytest.mark.parametrize("game_name", ALL_GAMES)
+def test_trained_agent_plays_only_legal_actions(tmp_path, game_name):
+    game = make_game(game_name)
+    path = str(tmp_path / f"{game_name}.npz")
+    export_weights(_random_net(game, seed=5), path, {"game": game_name, "options": {}})
+    agents_to_test = [TrainedAgent(game, weights=path)]
+    if TrainedAgent.unsupported(game) is None:  # shipped weights too, when present
+        agents_to_test.append(TrainedAgent(game))
+    env = importlib.import_module(f"cardenvs.{GAMES[game_name]}").env()
+    rng = np.random.default_rng(11)
+    for agent in agents_to_test:
+        for deal in range(4):
+            env.reset(seed=deal)
+            for name in env.agent_iter():
+                _, _, term, trunc, info = env.last()
+                if term or trunc:
+                    env.step(None)
+                    continue
+                legal = info["legal_actions"]
+                obs = env.observe(name)
+                a = agent.act(obs, legal)
+                assert a in set(legal.tolist())
+                assert obs["action_mask"][a] == 1
+                if rng.random() < 0.2:  # diversify the positions
+                    a = int(legal[rng.integers(len(legal))])
+                env.step(a)

@@ -1,0 +1,746 @@
+"""Deep Monte-Carlo (DouZero-style) self-play learner for every cardenvs game.
+
+The learner fits ``Q(observation, action) ~ return of the acting seat`` with mean squared error
+on Monte-Carlo targets, and plays epsilon-greedy on Q.  Nothing in this file knows a game: it
+drives any :class:`cardenvs.core.game.Game` through its methods (``new_state``, ``reset``,
+``legal``, ``step``, ``encode``, ``rewards``, ``done``, ``current``, ``action_features``).
+
+* **Network**: an MLP over ``[observation of the seat to move, feature row of one action]``
+  (:meth:`Game.action_features`).  Its first layer is applied split: the observation part once
+  per position, the action part once per legal action (the same function as one linear layer
+  over the concatenation, far cheaper when a position has hundreds of legal plays).
+* **Self-play**: ``--envs`` games stepped in lockstep from Python; each step scores every
+  game's legal actions in one batched forward pass per network (positions with one legal
+  action are played without the network and not learned from).
+* **Exploration**: epsilon-greedy with Ape-X-style rates per game slot
+  (``eps ** (1 + eps_alpha * i / (envs - 1))``: from ``eps`` down to ``eps ** (1 + eps_alpha)``).
+* **Targets**: the acting seat's return from its decision on (the sum of the rewards it is paid
+  by that step and every later one, so a match paying each hand mid-episode is handled), times
+  ``reward_scale`` (``auto``: one over the mean absolute return of random play).
+* **Opponent pool**: every ``--refresh`` updates a frozen snapshot of the network joins a pool
+  (at most ``--pool-size``) and the active opponent is redrawn from it; a ``--pool-frac``
+  share of the games seat the learner at one random seat and the active snapshot at the others
+  (only the learner's decisions are learned from).  The other games are pure self-play.
+* **Evaluation**: every ``--eval-minutes`` the greedy network plays ``--eval-deals`` deals
+  against each agent of ``--eval-agents`` duplicate-style (each deal once per seat, the
+  network at that seat, the agent at the others); the mean score and win rate with 95%
+  confidence intervals go to ``eval.csv`` and ``eval.png``.
+* **Output dir** (``--out``): ``checkpoint.pt`` (network, optimizer, pool, RNG states, counters,
+  evaluation history; ``--resume`` continues from it; games in flight are not saved, the
+  resumed run deals fresh ones), ``log.csv``, ``eval.csv``, ``eval.png``, TensorBoard events
+  when ``tensorboard`` is installed, and ``GAME.npz``: the numpy weights of
+  :mod:`agents.trained` (copy to ``agents/weights/GAME.npz`` to ship them).
+
+Run ``python -m train.dmc GAME --minutes 10 --out runs/GAME``; ``--help`` lists every option.
+"""
+
+from __future__ import annotations
+
+import argparse
+import ast
+import copy
+import csv
+import json
+import math
+import os
+import sys
+import time
+from dataclasses import asdict, dataclass, field
+from typing import Any, Callable, Optional, Sequence
+
+import numpy as np
+import torch
+from torch import nn
+from torch.nn import functional as F
+
+from agents.trained import save_weights, segment_argmax
+
+_SEED_MAX = 2**62
+
+
+# ---------------------------------------------------------------------------------------------
+# configuration
+# ---------------------------------------------------------------------------------------------
+@dataclass
+class Config:
+    """Every setting of a run (stored in the checkpoint)."""
+
+    game: str
+    options: dict = field(default_factory=dict)
+    out: str = "runs/dmc"
+    minutes: float = 10.0
+    seed: int = 0
+    envs: int = 64
+    hidden: tuple = (512, 256, 256, 128)
+    lr: float = 3e-4
+    batch: int = 512
+    grad_clip: float = 10.0
+    eps: float = 0.4
+    eps_alpha: float = 7.0
+    pool_size: int = 8
+    pool_frac: float = 0.25
+    refresh: int = 250
+    reward_scale: Any = "auto"
+    eval_agents: tuple = ("rules", "random")
+    eval_deals: int = 100
+    eval_minutes: Optional[float] = None
+    log_seconds: float = 10.0
+    ckpt_minutes: float = 5.0
+    device: str = "auto"
+    threads: int = 1
+    max_updates: int = 0
+    progress: bool = True
+
+    def eval_interval_s(self) -> float:
+        if self.eval_minutes is not None:
+            return 60.0 * self.eval_minutes
+        return 60.0 * min(15.0, max(0.5, self.minutes / 6.0))
+
+
+def _check_config(cfg: Config) -> None:
+    from cardenvs.api import GAMES
+
+    if cfg.game not in GAMES:
+        raise ValueError(f"unknown game {cfg.game!r}; known games: {', '.join(GAMES)}")
+    for name in ("envs", "batch", "pool_size", "refresh"):
+        v = getattr(cfg, name)
+        if not isinstance(v, int) or v < 1:
+            raise ValueError(f"{name} must be a positive int, got {v!r}")
+    if not cfg.hidden or any(int(h) < 1 for h in cfg.hidden):
+        raise ValueError(f"hidden sizes must be positive ints, got {cfg.hidden!r}")
+    if not 0.0 <= cfg.eps <= 1.0 or not 0.0 <= cfg.pool_frac <= 1.0:
+        raise ValueError("eps and pool_frac must lie in [0, 1]")
+    if cfg.eps_alpha < 0:
+        raise ValueError(f"eps_alpha must be >= 0, got {cfg.eps_alpha!r}")
+    if cfg.minutes < 0 or cfg.lr <= 0 or cfg.eval_deals < 0:
+        raise ValueError("minutes and eval_deals must be >= 0 and lr > 0")
+    if cfg.reward_scale != "auto" and not float(cfg.reward_scale) > 0:
+        raise ValueError(f"reward_scale must be 'auto' or a positive number, got {cfg.reward_scale!r}")
+
+
+# ---------------------------------------------------------------------------------------------
+# the network
+# ---------------------------------------------------------------------------------------------
+class QNet(nn.Module):
+    """MLP ``Q(obs, action features)``; the first layer is split into obs and action parts.
+
+    ``forward(obs [n, O], feats [m, F], owner [m])`` scores ``m`` actions, action ``j`` in
+    position ``owner[j]``.
+    """
+
+    def __init__(self, obs_dim: int, feat_dim: int, hidden: Sequence[int]):
+        super().__init__()
+        self.obs_dim, self.feat_dim, self.hidden = int(obs_dim), int(feat_dim), tuple(int(h) for h in hidden)
+        sizes = [self.obs_dim + self.feat_dim, *self.hidden, 1]
+        self.layers = nn.ModuleList(nn.Linear(a, b) for a, b in zip(sizes[:-1], sizes[1:]))
+
+    def forward(self, obs: torch.Tensor, feats: torch.Tensor, owner: torch.Tensor) -> torch.Tensor:
+        first = self.layers[0]
+        h = F.linear(obs, first.weight[:, :self.obs_dim], first.bias)[owner]
+        h = h + F.linear(feats, first.weight[:, self.obs_dim:])
+        for layer in self.layers[1:]:
+            h = layer(torch.relu(h))
+        return h[:, 0]
+
+    def numpy_layers(self) -> list[tuple[np.ndarray, np.ndarray]]:
+        """``(W [in, out], b)`` per layer, float32, for :func:`agents.trained.save_weights`."""
+        return [(l.weight.detach().cpu().numpy().T.copy(), l.bias.detach().cpu().numpy().copy())
+                for l in self.layers]
+
+
+def export_weights(net: QNet, path: str, meta: dict, dtype=np.float16) -> None:
+    """Write ``net`` as an :mod:`agents.trained` weight file."""
+    save_weights(path, net.numpy_layers(), net.obs_dim, meta, dtype=dtype)
+
+
+class TorchPolicy:
+    """Greedy (or epsilon-greedy) batched action choice with a :class:`QNet`."""
+
+    def __init__(self, game, net: QNet, device: torch.device):
+        self.game, self.net, self.device = game, net, device
+
+    @torch.no_grad()
+    def scores(self, obs: np.ndarray, ids: np.ndarray, sizes: np.ndarray) -> np.ndarray:
+        """Q of the concatenated legal ids ``ids`` of positions ``obs`` (``sizes`` per position)."""
+        dev = self.device
+        owner = torch.from_numpy(np.repeat(np.arange(len(sizes)), sizes)).to(dev)
+        feats = torch.from_numpy(self.game.action_features(ids)).to(dev)
+        q = self.net(torch.from_numpy(obs).to(dev), feats, owner)
+        return q.float().cpu().numpy()
+
+    def choose(self, obs: np.ndarray, ids: np.ndarray, sizes: np.ndarray) -> np.ndarray:
+        """The argmax-Q action id of each position."""
+        return ids[segment_argmax(self.scores(obs, ids, sizes), sizes)]
+
+
+# ---------------------------------------------------------------------------------------------
+# opponents for evaluation
+# ---------------------------------------------------------------------------------------------
+def make_eval_agent(name: str, game, seed: int):
+    """An evaluation opponent from the agents registry (``agents.make_agent``), or ``None``
+    (with the reason) when that agent is not available or cannot play ``game``."""
+    import agents
+
+    try:
+        reason = agents.unsupported(name, game)
+        if reason is None:
+            return agents.make_agent(name, game, seed=seed), None
+    except ValueError as e:
+        reason = str(e)
+    return None, reason
+
+
+def duplicate_returns(game, policy: TorchPolicy, agent, seeds: Sequence[int]) -> np.ndarray:
+    """Returns ``[len(seeds), n]``: entry ``(d, s)`` is the network's return in deal ``d``
+    playing seat ``s`` with ``agent`` at every other seat (all games stepped in lockstep; the
+    agent's moves of one step go through one ``agent.act_batch`` call)."""
+    n = game.n_players
+    G = len(seeds) * n
+    states = np.stack([game.new_state() for _ in range(G)])
+    net_seat = np.tile(np.arange(n), len(seeds))
+    for i, sd in enumerate(np.repeat(np.asarray(seeds, np.int64), n)):
+        game.reset(states[i], int(sd))
+    ret = np.zeros(G)
+    live = [g for g in range(G) if not game.done(states[g])]
+    buf = np.empty(game.n_actions, np.int64)
+    obs = np.zeros((G, game.layout.size), np.float32)
+    while live:
+        net_g, net_ids, net_sizes, opp_g, opp_ids = [], [], [], [], []
+        moves = {}
+        for g in live:
+            s = states[g]
+            k = game.legal(s, buf)
+            c = game.current(s)
+            if k == 1:
+                moves[g] = int(buf[0])
+                continue
+            game.encode(s, c, obs[g])
+            if c == net_seat[g]:
+                net_g.append(g)
+                net_ids.append(buf[:k].copy())
+                net_sizes.append(k)
+            else:
+                opp_g.append(g)
+                opp_ids.append(buf[:k].copy())
+        if net_g:
+            chosen = policy.choose(obs[net_g], np.concatenate(net_ids), np.array(net_sizes))
+            moves.update(zip(net_g, chosen.tolist()))
+        if opp_g:
+            masks = np.zeros((len(opp_g), game.n_actions), np.int8)
+            for j, ids in enumerate(opp_ids):
+                masks[j, ids] = 1
+            chosen = agent.act_batch(obs[opp_g], masks)
+            for j, g in enumerate(opp_g):
+                a = int(chosen[j])
+                if not masks[j, a]:
+                    raise RuntimeError(f"evaluation agent {agent!r} chose the illegal action {a}")
+                moves[g] = a
+        still = []
+        for g in live:
+            s = states[g]
+            game.step(s, moves[g])
+            ret[g] += game.rewards(s)[net_seat[g]]
+            if not game.done(s):
+                still.append(g)
+        live = still
+    return ret.reshape(len(seeds), n)
+
+
+def summarize(returns: np.ndarray) -> dict:
+    """Mean score and win rate per deal (averaged over seats) with 95% CIs (normal approx.)."""
+    per_deal = returns.mean(axis=1)
+    wins = (returns > 0).mean(axis=1)
+    D = len(per_deal)
+
+    def ci(x):
+        return float(1.96 * x.std(ddof=1) / math.sqrt(D)) if D > 1 else float("nan")
+
+    return {"deals": D, "score": float(per_deal.mean()), "score_ci": ci(per_deal),
+            "win_rate": float(wins.mean()), "win_ci": ci(wins)}
+
+
+# ---------------------------------------------------------------------------------------------
+# the learner
+# ---------------------------------------------------------------------------------------------
+def random_return_scale(game, rng: np.random.Generator, n_games: int = 200) -> float:
+    """One over the mean absolute per-seat return of uniform-random play (a target scale)."""
+    s = game.new_state()
+    buf = np.empty(game.n_actions, np.int64)
+    total, count = 0.0, 0
+    for _ in range(n_games):
+        game.reset(s, int(rng.integers(_SEED_MAX)))
+        ret = np.zeros(game.n_players)
+        while not game.done(s):
+            k = game.legal(s, buf)
+            game.step(s, int(buf[rng.integers(k)]))
+            ret += game.rewards(s)
+        total += np.abs(ret).sum()
+        count += game.n_players
+    mean = total / max(count, 1)
+    return float(1.0 / mean) if mean > 0 else 1.0
+
+
+def exploration_rates(eps: float, alpha: float, n: int) -> np.ndarray:
+    """Ape-X-style exploration rates of ``n`` game slots: slot ``i`` explores with
+    ``eps ** (1 + alpha * i / (n - 1))`` (a few games explore a lot, most barely), so that
+    decisions a greedy policy stops trying (e.g. bidding, when every seat passing is worth
+    0) keep being played out."""
+    if n == 1 or alpha == 0:
+        return np.full(n, eps)
+    return eps ** (1.0 + alpha * np.arange(n) / (n - 1))
+
+
+class DMC:
+    """One training run (see the module docstring); :meth:`run` trains for the time budget."""
+
+    def __init__(self, cfg: Config, resume: bool = False):
+        from cardenvs.api import make_game
+
+        if resume:
+            path = os.path.join(cfg.out, "checkpoint.pt")
+            if not os.path.exists(path):
+                raise ValueError(f"--resume: no checkpoint at {path!r}")
+            ckpt = torch.load(path, map_location="cpu", weights_only=False)
+            old = ckpt["config"]
+            if old["game"] != cfg.game or old["options"] != cfg.options:
+                raise ValueError(f"the checkpoint in {cfg.out!r} is for {old['game']} {old['options']}, "
+                                 f"not {cfg.game} {cfg.options}")
+            cfg.hidden = tuple(old["hidden"])  # the network's shape comes from the checkpoint
+        else:
+            ckpt = None
+        _check_config(cfg)
+        self.cfg = cfg
+        self.game = make_game(cfg.game, **cfg.options)
+        g = self.game
+        if cfg.threads:
+            torch.set_num_threads(cfg.threads)
+        torch.set_flush_denormal(True)
+        self.device = torch.device(
+            ("cuda" if torch.cuda.is_available() else "cpu") if cfg.device == "auto" else cfg.device)
+        self.rng = np.random.default_rng(cfg.seed)
+        torch.manual_seed(cfg.seed)
+        self.obs_dim = g.layout.size
+        self.feat_dim = g.action_features(np.zeros(1, np.int64)).shape[1]
+        self.net = QNet(self.obs_dim, self.feat_dim, cfg.hidden).to(self.device)
+        self.opp_net = copy.deepcopy(self.net).eval()
+        self.opt = torch.optim.Adam(self.net.parameters(), lr=cfg.lr)
+        self.pool: list[dict] = []
+        self.opp_index = -1
+        self.counters = {"decisions": 0, "samples": 0, "games": 0, "updates": 0, "train_s": 0.0}
+        self.eval_history: list[dict] = []
+        if ckpt is not None:
+            self._load(ckpt)
+        else:
+            self.scale = (random_return_scale(g, self.rng) if cfg.reward_scale == "auto"
+                          else float(cfg.reward_scale))
+        self.policy = TorchPolicy(g, self.net, self.device)
+        self.opp_policy = TorchPolicy(g, self.opp_net, self.device)
+        # training queue: lists of finished samples
+        self._q_obs: list[np.ndarray] = []
+        self._q_act: list[np.ndarray] = []
+        self._q_tgt: list[np.ndarray] = []
+        self._q_n = 0
+        self._loss_sum, self._loss_n, self._q_sum = 0.0, 0, 0.0
+        self._tb = None
+
+    # -- checkpoints ---------------------------------------------------------------------------
+    def _load(self, ckpt: dict) -> None:
+        self.net.load_state_dict(ckpt["net"])
+        self.opt.load_state_dict(ckpt["optimizer"])
+        self.pool = [{k: v.to(self.device) for k, v in sd.items()} for sd in ckpt["pool"]]
+        self.opp_index = ckpt["opp_index"]
+        if self.opp_index >= 0:
+            self.opp_net.load_state_dict(self.pool[self.opp_index])
+        self.rng.bit_generator.state = ckpt["np_rng"]
+        torch.set_rng_state(ckpt["torch_rng"])
+        self.counters = dict(ckpt["counters"])
+        self.eval_history = list(ckpt["eval_history"])
+        self.scale = float(ckpt["reward_scale"])
+
+    def save_checkpoint(self) -> str:
+        """Write ``checkpoint.pt`` atomically; returns its path."""
+        os.makedirs(self.cfg.out, exist_ok=True)
+        path = os.path.join(self.cfg.out, "checkpoint.pt")
+        ckpt = {
+            "config": asdict(self.cfg), "net": self.net.state_dict(), "optimizer": self.opt.state_dict(),
+            "pool": [{k: v.cpu() for k, v in sd.items()} for sd in self.pool],
+            "opp_index": self.opp_index, "np_rng": self.rng.bit_generator.state,
+            "torch_rng": torch.get_rng_state(), "counters": dict(self.counters),
+            "eval_history": list(self.eval_history), "reward_scale": self.scale,
+        }
+        torch.save(ckpt, path + ".tmp")
+        os.replace(path + ".tmp", path)
+        return path
+
+    def meta(self) -> dict:
+        """Metadata stored in the exported weights."""
+        return {"game": self.cfg.game, "options": self.cfg.options, "reward_scale": self.scale,
+                "trainer": "dmc", "decisions": self.counters["decisions"],
+                "updates": self.counters["updates"], "train_minutes": round(self.counters["train_s"] / 60, 2),
+                "seed": self.cfg.seed}
+
+    def export(self, path: Optional[str] = None, dtype=np.float16) -> str:
+        path = path or os.path.join(self.cfg.out, f"{self.cfg.game}.npz")
+        export_weights(self.net, path, self.meta(), dtype=dtype)
+        return path
+
+    # -- opponent pool -------------------------------------------------------------------------
+    def _refresh_pool(self) -> None:
+        self.pool.append({k: v.detach().clone() for k, v in self.net.state_dict().items()})
+        if len(self.pool) > self.cfg.pool_size:
+            self.pool.pop(0)
+        self.opp_index = int(self.rng.integers(len(self.pool)))
+        self.opp_net.load_state_dict(self.pool[self.opp_index])
+
+    # -- learning ------------------------------------------------------------------------------
+    def _push(self, obs: np.ndarray, act: np.ndarray, tgt: np.ndarray) -> None:
+        self._q_obs.append(obs)
+        self._q_act.append(act)
+        self._q_tgt.append(tgt)
+        self._q_n += len(act)
+
+    def _pop_batch(self, B: int):
+        obs = np.concatenate(self._q_obs)
+        act = np.concatenate(self._q_act)
+        tgt = np.concatenate(self._q_tgt)
+        self._q_obs, self._q_act, self._q_tgt = [obs[B:]], [act[B:]], [tgt[B:]]
+        self._q_n -= B
+        return obs[:B], act[:B], tgt[:B]
+
+    def _update(self) -> None:
+        obs, act, tgt = self._pop_batch(self.cfg.batch)
+        dev = self.device
+        feats = torch.from_numpy(self.game.action_features(act)).to(dev)
+        o = torch.from_numpy(obs).to(dev)
+        t = torch.from_numpy(tgt).to(dev)
+        q = self.net(o, feats, torch.arange(len(act), device=dev))
+        loss = F.mse_loss(q, t)
+        self.opt.zero_grad(set_to_none=True)
+        loss.backward()
+        nn.utils.clip_grad_norm_(self.net.parameters(), self.cfg.grad_clip)
+        self.opt.step()
+        self.counters["updates"] += 1
+        self._loss_sum += float(loss.detach())
+        self._q_sum += float(q.detach().mean())
+        self._loss_n += 1
+        if self.counters["updates"] % self.cfg.refresh == 0:
+            self._refresh_pool()
+
+    # -- self-play -----------------------------------------------------------------------------
+    def _new_game(self, i: int) -> None:
+        g, cfg, rng = self.game, self.cfg, self.rng
+        g.reset(self.states[i], int(rng.integers(_SEED_MAX)))
+        self.cum[i] = 0.0
+        self.pending[i] = []
+        if self.pool and rng.random() < cfg.pool_frac:
+            self.learner_seat[i] = int(rng.integers(g.n_players))
+        else:
+            self.learner_seat[i] = -1
+
+    def _finish_game(self, i: int) -> None:
+        pend = self.pending[i]
+        if pend:
+            obs = np.stack([p[0] for p in pend])
+            act = np.array([p[1] for p in pend], np.int64)
+            tgt = np.array([self.cum[i, p[2]] - p[3] for p in pend], np.float32) * self.scale
+            self._push(obs, act, tgt)
+            self.counters["samples"] += len(pend)
+        self.counters["games"] += 1
+
+    def _start_selfplay(self) -> None:
+        g, N = self.game, self.cfg.envs
+        self.states = np.stack([g.new_state() for _ in range(N)])
+        self.cum = np.zeros((N, g.n_players))
+        self.pending: list[list] = [[] for _ in range(N)]
+        self.learner_seat = np.full(N, -1, np.int64)
+        self.obs = np.zeros((N, self.obs_dim), np.float32)
+        self.eps_slot = exploration_rates(self.cfg.eps, self.cfg.eps_alpha, N)
+        self._buf = np.empty(g.n_actions, np.int64)
+        for i in range(N):
+            self._new_game(i)
+
+    def selfplay_step(self) -> None:
+        """Advance every game by one decision (batched forwards), collect finished samples."""
+        g, rng, eps = self.game, self.rng, self.eps_slot
+        N, buf, obs = self.cfg.envs, self._buf, self.obs
+        moves = np.empty(N, np.int64)
+        groups = ([], [], [], []), ([], [], [], [])  # (games, ids, sizes, explore) per network
+        for i in range(N):
+            s = self.states[i]
+            k = g.legal(s, buf)
+            if k == 1:
+                moves[i] = buf[0]
+                continue
+            c = g.current(s)
+            g.encode(s, c, obs[i])
+            ls = self.learner_seat[i]
+            learner = ls < 0 or ls == c
+            gi, gids, gsz, gex = groups[0 if learner else 1]
+            gi.append(i)
+            gids.append(buf[:k].copy())
+            gsz.append(k)
+            if learner:
+                explore = rng.random() < eps[i]
+                gex.append(explore)
+                self.pending[i].append((obs[i].copy(), 0, c, self.cum[i, c]))
+        for which, policy in ((0, self.policy), (1, self.opp_policy)):
+            gi, gids, gsz, gex = groups[which]
+            if not gi:
+                continue
+            ids = np.concatenate(gids)
+            chosen = policy.choose(obs[gi], ids, np.asarray(gsz))
+            for j, i in enumerate(gi):
+                a = int(chosen[j])
+                if which == 0:
+                    if gex[j]:
+                        a = int(gids[j][rng.integers(gsz[j])])
+                    o, _, c, base = self.pending[i][-1]
+                    self.pending[i][-1] = (o, a, c, base)
+                moves[i] = a
+        for i in range(N):
+            s = self.states[i]
+            g.step(s, int(moves[i]))
+            self.cum[i] += g.rewards(s)
+            if g.done(s):
+                self._finish_game(i)
+                self._new_game(i)
+        self.counters["decisions"] += N
+
+    # -- evaluation ----------------------------------------------------------------------------
+    def evaluate(self) -> list[dict]:
+        """Play the evaluation deals against each ``--eval-agents`` agent; record and return."""
+        cfg = self.cfg
+        if cfg.eval_deals <= 0:
+            return []
+        seeds = np.random.default_rng(cfg.seed + 7919).integers(_SEED_MAX, size=cfg.eval_deals)
+        self.net.eval()
+        rows = []
+        for name in cfg.eval_agents:
+            agent, reason = make_eval_agent(name, self.game, seed=cfg.seed + 17)
+            if agent is None:
+                if not getattr(self, "_warned_" + name, False):
+                    print(f"[dmc] evaluation against {name!r} skipped: {reason}", file=sys.stderr)
+                    setattr(self, "_warned_" + name, True)
+                continue
+            res = summarize(duplicate_returns(self.game, self.policy, agent, seeds))
+            res.update(opponent=name, train_s=round(self.counters["train_s"], 1),
+                       decisions=self.counters["decisions"], updates=self.counters["updates"])
+            rows.append(res)
+        self.net.train()
+        self.eval_history.extend(rows)
+        _append_csv(os.path.join(cfg.out, "eval.csv"), rows)
+        if self._tb is not None:
+            for r in rows:
+                self._tb.add_scalar(f"eval/score_vs_{r['opponent']}", r["score"], self.counters["decisions"])
+        plot_eval(self.eval_history, os.path.join(cfg.out, "eval.png"), cfg.game)
+        return rows
+
+    # -- main loop -----------------------------------------------------------------------------
+    def run(self) -> dict:
+        """Train for ``cfg.minutes`` (this session), evaluating, logging and checkpointing."""
+        cfg = self.cfg
+        os.makedirs(cfg.out, exist_ok=True)
+        self._tb = _tensorboard(cfg.out)
+        with open(os.path.join(cfg.out, "config.json"), "w") as f:
+            json.dump(asdict(cfg), f, indent=1, default=str)
+        budget = 60.0 * cfg.minutes
+        self._start_selfplay()
+        if not self.eval_history:
+            self._print_eval(self.evaluate())
+        t0 = time.perf_counter()
+        base_s = self.counters["train_s"]
+        last_log = last_eval = last_ckpt = t0
+        log_dec, log_t = self.counters["decisions"], t0
+        bar = None
+        if cfg.progress:
+            from tqdm import tqdm
+
+            bar = tqdm(total=int(budget), unit="s", desc=f"dmc {cfg.game}", dynamic_ncols=True)
+        shown = 0
+        while True:
+            now = time.perf_counter()
+            self.counters["train_s"] = base_s + (now - t0)
+            if now - t0 >= budget or (cfg.max_updates and self.counters["updates"] >= cfg.max_updates):
+                break
+            self.selfplay_step()
+            while self._q_n >= cfg.batch:
+                self._update()
+            if now - last_log >= cfg.log_seconds:
+                rate = (self.counters["decisions"] - log_dec) / max(now - log_t, 1e-9)
+                row = self._log_row(rate)
+                log_dec, log_t, last_log = self.counters["decisions"], now, now
+                if bar is not None:
+                    bar.set_postfix(dec_s=f"{rate:.0f}", loss=f"{row['loss']:.4f}", upd=row["updates"])
+            if bar is not None and int(now - t0) > shown:
+                bar.update(min(int(now - t0), int(budget)) - shown)
+                shown = min(int(now - t0), int(budget))
+            if now - last_eval >= cfg.eval_interval_s():
+                self._print_eval(self.evaluate())
+                last_eval = time.perf_counter()
+            if now - last_ckpt >= 60.0 * cfg.ckpt_minutes:
+                self.save_checkpoint()
+                last_ckpt = time.perf_counter()
+        if bar is not None:
+            bar.close()
+        elapsed = time.perf_counter() - t0
+        rate = (self.counters["decisions"] - log_dec) / max(time.perf_counter() - log_t, 1e-9)
+        self._log_row(rate)
+        final = self.evaluate()
+        self._print_eval(final)
+        ckpt = self.save_checkpoint()
+        weights = self.export()
+        if self._tb is not None:
+            self._tb.close()
+        return {"checkpoint": ckpt, "weights": weights, "eval": final, "session_s": elapsed,
+                **self.counters}
+
+    def _log_row(self, rate: float) -> dict:
+        n = max(self._loss_n, 1)
+        row = {"train_s": round(self.counters["train_s"], 1), **{k: v for k, v in self.counters.items()
+                                                                 if k != "train_s"},
+               "dec_per_s": round(rate, 1), "loss": self._loss_sum / n if self._loss_n else float("nan"),
+               "q_mean": self._q_sum / n if self._loss_n else float("nan"),
+               "pool": len(self.pool), "opponent": self.opp_index}
+        self._loss_sum, self._loss_n, self._q_sum = 0.0, 0, 0.0
+        _append_csv(os.path.join(self.cfg.out, "log.csv"), [row])
+        if self._tb is not None:
+            for k in ("loss", "q_mean", "dec_per_s"):
+                if not math.isnan(row[k]):
+                    self._tb.add_scalar(f"train/{k}", row[k], self.counters["decisions"])
+        return row
+
+    def _print_eval(self, rows: list[dict]) -> None:
+        for r in rows:
+            msg = (f"[dmc] eval vs {r['opponent']} after {r['train_s'] / 60:.1f} min: score "
+                   f"{r['score']:+.3f} ± {r['score_ci']:.3f}, win rate {r['win_rate']:.3f} ± {r['win_ci']:.3f}")
+            print(msg, file=sys.stderr, flush=True)
+
+
+# ---------------------------------------------------------------------------------------------
+# files
+# ---------------------------------------------------------------------------------------------
+def _append_csv(path: str, rows: list[dict]) -> None:
+    if not rows:
+        return
+    new = not os.path.exists(path)
+    with open(path, "a", newline="") as f:
+        w = csv.DictWriter(f, fieldnames=list(rows[0]))
+        if new:
+            w.writeheader()
+        w.writerows(rows)
+
+
+def _tensorboard(out: str):
+    try:
+        from torch.utils.tensorboard import SummaryWriter
+    except Exception:  # tensorboard not installed: CSV only
+        return None
+    return SummaryWriter(os.path.join(out, "tb"))
+
+
+def plot_eval(history: list[dict], path: str, game: str) -> None:
+    """PNG of evaluation score and win rate (95% CI bars) over training minutes, per opponent."""
+    if not history:
+        return
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(10, 4))
+    for name in dict.fromkeys(r["opponent"] for r in history):
+        rs = [r for r in history if r["opponent"] == name]
+        x = [r["train_s"] / 60 for r in rs]
+        ax1.errorbar(x, [r["score"] for r in rs], yerr=[r["score_ci"] for r in rs], marker="o",
+                     capsize=3, label=f"vs {name}")
+        ax2.errorbar(x, [r["win_rate"] for r in rs], yerr=[r["win_ci"] for r in rs], marker="o",
+                     capsize=3, label=f"vs {name}")
+    ax1.axhline(0, color="grey", lw=0.8)
+    ax1.set(xlabel="training minutes", ylabel="mean score per deal (duplicate)", title=f"{game}: score")
+    ax2.set(xlabel="training minutes", ylabel="win rate", title=f"{game}: win rate")
+    ax1.legend()
+    ax2.legend()
+    fig.tight_layout()
+    fig.savefig(path, dpi=100)
+    plt.close(fig)
+
+
+# ---------------------------------------------------------------------------------------------
+# command line
+# ---------------------------------------------------------------------------------------------
+def _parse_option(text: str) -> tuple[str, Any]:
+    if "=" not in text:
+        raise argparse.ArgumentTypeError(f"option {text!r} must look like key=value")
+    key, _, raw = text.partition("=")
+    try:
+        value = ast.literal_eval(raw)
+    except (ValueError, SyntaxError):
+        value = raw
+    return key.strip(), value
+
+
+def build_parser() -> argparse.ArgumentParser:
+    d = Config(game="")
+    p = argparse.ArgumentParser(prog="python -m train.dmc", description=__doc__.split("\n\n")[0])
+    p.add_argument("game", help="registry name (cardenvs.GAMES)")
+    p.add_argument("--out", default=None, help="output dir (default runs/dmc_GAME)")
+    p.add_argument("--minutes", type=float, default=d.minutes, help="time budget of this session")
+    p.add_argument("--resume", action="store_true", help="continue from OUT/checkpoint.pt")
+    p.add_argument("--option", "-o", action="append", type=_parse_option, default=[],
+                   metavar="KEY=VALUE", help="a game option (repeatable)")
+    p.add_argument("--seed", type=int, default=d.seed)
+    p.add_argument("--envs", type=int, default=d.envs, help="games stepped in lockstep")
+    p.add_argument("--hidden", default=",".join(map(str, d.hidden)), help="hidden layer sizes")
+    p.add_argument("--lr", type=float, default=d.lr)
+    p.add_argument("--batch", type=int, default=d.batch)
+    p.add_argument("--eps", type=float, default=d.eps,
+                   help="exploration: game slot i of N explores with eps^(1 + alpha i/(N-1))")
+    p.add_argument("--eps-alpha", type=float, default=d.eps_alpha,
+                   help="spread of the per-slot exploration rates (0: every slot uses --eps)")
+    p.add_argument("--pool-size", type=int, default=d.pool_size)
+    p.add_argument("--pool-frac", type=float, default=d.pool_frac, help="share of games vs a snapshot")
+    p.add_argument("--refresh", type=int, default=d.refresh, help="updates between pool snapshots")
+    p.add_argument("--reward-scale", default="auto")
+    p.add_argument("--eval-agents", default=",".join(d.eval_agents))
+    p.add_argument("--eval-deals", type=int, default=d.eval_deals)
+    p.add_argument("--eval-minutes", type=float, default=None, help="default: budget/6 in [0.5, 15]")
+    p.add_argument("--ckpt-minutes", type=float, default=d.ckpt_minutes)
+    p.add_argument("--log-seconds", type=float, default=d.log_seconds, help="seconds between log rows")
+    p.add_argument("--device", default=d.device, help="auto (CUDA when present), cpu, cuda")
+    p.add_argument("--threads", type=int, default=d.threads,
+                   help="torch threads (0: torch's default; 1 is fastest on a shared 2-core machine)")
+    p.add_argument("--max-updates", type=int, default=0, help="stop after this many updates (0: none)")
+    p.add_argument("--export", default=None, help="also write the final weights here")
+    p.add_argument("--no-progress", action="store_true")
+    return p
+
+
+def config_from_args(a: argparse.Namespace) -> Config:
+    scale = a.reward_scale if a.reward_scale == "auto" else float(a.reward_scale)
+    return Config(
+        game=a.game, options=dict(a.option), out=a.out or os.path.join("runs", f"dmc_{a.game}"),
+        minutes=a.minutes, seed=a.seed, envs=a.envs,
+        hidden=tuple(int(h) for h in a.hidden.split(",") if h.strip()), lr=a.lr, batch=a.batch,
+        eps=a.eps, eps_alpha=a.eps_alpha, pool_size=a.pool_size, pool_frac=a.pool_frac, refresh=a.refresh,
+        reward_scale=scale, eval_agents=tuple(x for x in a.eval_agents.split(",") if x),
+        eval_deals=a.eval_deals, eval_minutes=a.eval_minutes, ckpt_minutes=a.ckpt_minutes, log_seconds=a.log_seconds,
+        device=a.device, threads=a.threads, max_updates=a.max_updates, progress=not a.no_progress)
+
+
+def main(argv: Optional[Sequence[str]] = None) -> int:
+    a = build_parser().parse_args(argv)
+    try:
+        cfg = config_from_args(a)
+        trainer = DMC(cfg, resume=a.resume)
+    except ValueError as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 2
+    res = trainer.run()
+    if a.export:
+        trainer.export(a.export)
+    print(json.dumps({k: v for k, v in res.items() if k != "eval"}, default=str))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
