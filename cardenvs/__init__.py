@@ -16,10 +16,12 @@ from .api import GAMES, game_info, legal_moves, make_game
 from . import doudizhu_v0
 from . import wakeng_v0
 from . import doudizhu4_v0
+from . import niangniang_v0
+from . import wulong_v0
 
 __version__ = "0.1.0"
 
-__all__ = ["GAMES", "doudizhu_v0", "doudizhu4_v0", "wakeng_v0", "game_info", "legal_moves", "make_game", "__version__"]
+__all__ = ["GAMES", "doudizhu_v0", "doudizhu4_v0", "wakeng_v0", "niangniang_v0", "wulong_v0", "game_info", "legal_moves", "make_game", "__version__"]
 
 
 def _register() -> None:

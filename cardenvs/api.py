@@ -7,7 +7,8 @@ from functools import lru_cache
 import numpy as np
 
 #: registry name -> module of the AEC environment
-GAMES = {"doudizhu": "doudizhu_v0", "doudizhu4": "doudizhu4_v0", "wakeng": "wakeng_v0"}
+GAMES = {"doudizhu": "doudizhu_v0", "doudizhu4": "doudizhu4_v0", "wakeng": "wakeng_v0",
+         "niangniang": "niangniang_v0", "wulong": "wulong_v0"}
 
 
 def make_game(game: str, **options):
@@ -30,6 +31,14 @@ def _make_game(game: str, options: tuple):
         from .games.wakeng import Wakeng
 
         return Wakeng(**opts)
+    if game == "niangniang":
+        from .games.niangniang import Niangniang
+
+        return Niangniang(**opts)
+    if game == "wulong":
+        from .games.wulong import Wulong
+
+        return Wulong(**opts)
     raise ValueError(f"unknown game {game!r}; known games: {', '.join(GAMES)}")
 
 
@@ -58,6 +67,12 @@ def legal_moves(game: str, hand: str, prev: str | None = None, *, prev_type: str
     """
     from .core.kernels import gen_legal
 
+    # -- wulong: its own query (cardenvs.games.wulong.Wulong.legal_moves): every realisation of
+    # a play with its wild jokers, written "45R[6]78"; keywords plain=True (effective plays,
+    # "45678") and declared=True (the hand has declared: every play holds its top card) ------
+    if game == "wulong":
+        query = {k: options.pop(k) for k in ("plain", "declared") if k in options}
+        return make_game(game, **options).legal_moves(hand, prev, prev_type, **query)
     g = make_game(game, **options)
     counts = g.deck.parse(hand, what="hand")
     max_hand = getattr(g, "max_hand", None)
@@ -68,7 +83,10 @@ def legal_moves(game: str, hand: str, prev: str | None = None, *, prev_type: str
         prev_row = g.table.find(prev, prev_type, strict=True, what="prev")
         both = counts + g.tab.counts[prev_row]
         over = np.flatnonzero(both > g.deck.full_counts())
-        if over.size:
+        check = getattr(g, "check_position", None)  # wild-joker games: jokers may stand in
+        if check is not None:
+            check(counts, prev_row)
+        elif over.size:
             r = int(over[0])
             raise ValueError(
                 f"impossible position: hand {hand!r} and prev {prev!r} hold {int(both[r])} "
@@ -77,7 +95,8 @@ def legal_moves(game: str, hand: str, prev: str | None = None, *, prev_type: str
     elif prev_type is not None:
         raise ValueError("prev_type given without prev")
     out = np.empty(len(g.table), np.int64)
-    k = gen_legal(counts, prev_row, g.tab, out)
+    rows = getattr(g, "legal_rows", None)  # wild-joker games generate with their jokers
+    k = rows(counts, prev_row, out) if rows is not None else gen_legal(counts, prev_row, g.tab, out)
     seen = {}
     for row in out[:k]:
         c = g.table.plays[row].counts
