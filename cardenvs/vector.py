@@ -1,0 +1,683 @@
+"""The batched engine: ``N`` games of one game stepped together by numba, no Python per game.
+
+:class:`VectorGame` holds ``N`` independent games ("slots") of one registered game (any name
+of :data:`cardenvs.GAMES`, with one option set) in a 2-D ``int64`` state array, and drives
+them all through the game's own five kernels (:mod:`cardenvs.core.game`) inside one numba
+function, exactly as :func:`cardenvs.core.rollout.random_rollouts` does for one game: the
+kernels' dispatchers are passed as arguments, so the same code serves every game, and a game
+added to the registry needs nothing here (numba specialises the function once per game's
+kernel set and process: a few seconds on the first call; 3- and 4-player Dou Dizhu share one).
+
+Outputs live in preallocated arrays, updated in place by every call (read them, copy what you
+keep):
+
+========================  ===================  =================================================
+attribute                 shape, dtype         meaning
+========================  ===================  =================================================
+``obs``                   ``(N, D)`` float32   observation of the seat to move (``observe=True``;
+                                               else ``None``); zeros in a finished slot
+``legal``                 ``(N, K)`` int64     legal action ids of the seat to move, padded
+                                               with ``-1`` after ``n_legal[i]`` entries
+``n_legal``               ``(N,)`` int64       how many of ``legal[i]`` are legal ids
+``masks``                 ``(N, A)`` int8      dense legal-action masks (``masks=True``; else
+                                               ``None``): a 26k-entry mask costs more than a move
+``seat``                  ``(N,)`` int64       seat to move (``-1`` in a finished slot)
+``rewards``               ``(N, P)`` float32   what the last :meth:`step` paid each seat
+``done``                  ``(N,)`` bool        the last :meth:`step` finished the slot's game
+``states``                ``(N, S)`` int64     the games' state vectors (:mod:`cardenvs.core.state`)
+``seeds``                 ``(N,)`` int64       each slot's seed (see *Seeds* below)
+``deals``                 ``(N,)`` int64       deals started in each slot since :meth:`reset`
+``final_states``          ``(N, S)`` int64     with ``keep_final=True``: the finished game's
+                                               state when ``done[i]``
+``final_obs``             ``(N, D)`` float32   with ``keep_final=True`` and ``observe=True``: the
+                                               finished game's observation from the seat that
+                                               made its last move
+========================  ===================  =================================================
+
+**Rewards** follow the reward contract of :meth:`cardenvs.core.game.Game.rewards`: after each
+step the game's ``REW`` slots hold what that step paid (zero after a step that pays nothing;
+the final payout after the step that ends the game; games with matches also pay when a hand
+ends).  ``rewards[i]`` is that, per seat, for slot ``i``'s step of the last call.
+
+**Automatic reset** (``auto_reset=True``, the default): on the step that finishes slot ``i``'s
+game, ``done[i]`` is True and ``rewards[i]`` holds the finished game's final payout, while
+``obs``, ``legal``, ``n_legal``, ``masks``, ``seat`` and ``states[i]`` already show the *next*
+game's first decision (its deal drawn as described below).  ``final_states`` /
+``final_obs`` keep the finished game when asked for.  With ``auto_reset=False`` a finished slot
+stays finished (``seat[i] == -1``, ``n_legal[i] == 0``) until :meth:`reset_slots`; stepping
+it is a ``ValueError``.
+
+**Seeds** (the link to the AEC environment).  Slot ``i`` owns a
+``numpy.random.default_rng(seeds[i])`` generator that draws each of its deals' 63-bit deal
+seed exactly as :meth:`cardenvs.core.aec.CardEnv.reset` does, so slot ``i``'s games are the
+AEC env's games after ``env.reset(seed=int(seeds[i]))`` followed by one ``env.reset()`` per
+later deal: the ``d``-th deal of the slot (``deals[i] == d + 1`` while it is played, ``d``
+counted from 0) is the env's deal after ``reset(seed=seeds[i])`` and ``d`` further
+``reset()`` calls, and the same actions give the same game, observations, legal actions and
+rewards.  :meth:`reset` takes ``seeds`` (one per slot, used as given) or ``seed`` (one int:
+the slot seeds are ``SeedSequence(seed).generate_state(N, uint64) >> 1``, so batches from
+different seeds do not share slots) or neither (slots continue their own generators: the
+AEC env's ``reset()`` without a seed; fresh entropy on the very first reset).  Random actions
+(:meth:`step_random`, :meth:`random_actions`) come from a separate splitmix64 stream per slot
+seeded from ``seeds[i]``, so they never disturb the deals.
+
+**Legal-action width** ``K`` (``max_legal``): the padded width of ``legal``.  The default is
+``min(A, 4096)`` (``A`` = the action-space size).  The largest legal counts found by a
+hill-climbing search over free-lead hands are 521 (3-player Dou Dizhu, 20 cards), 1,845
+(4-player Dou Dizhu, 33 cards), 1,766 (Lanxi Wulong, 25 cards with wild jokers) and 75
+(Wakeng); Da Niangniang's whole action space is 349.  A position with more than ``K`` legal
+actions is never truncated: the call stops with a ``RuntimeError`` naming the slot and the
+count (the batch must then be :meth:`reset`); pass a larger ``max_legal`` (up to ``A``).
+
+**Bad actions**: :meth:`step` checks every action before applying any; an action outside
+``[0, A)`` or illegal for its slot's seat to move is a ``ValueError`` naming the slot, the
+action and the legal ids, and leaves every game untouched.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Optional, Sequence, Union
+
+import numba
+import numpy as np
+from numba import njit
+
+from .core.kernels import rng_below
+from .core.state import CUR, PHASE, P_DONE, REW0
+
+#: default cap on the padded legal-action width ``K``
+DEFAULT_MAX_LEGAL = 4096
+#: decisions in a row without reaching a learner seat before a slot is declared stuck
+MAX_DECISIONS = 100_000
+#: deal seeds drawn ahead per slot (refilled from the slot's generator when used up)
+SEED_BUFFER = 16
+_MAX_SEED = 2**63 - 1  # as in cardenvs.core.aec: deal seeds are integers(0, 2**63 - 1)
+
+# operations of the engine kernel
+OP_RESET, OP_STEP, OP_RANDOM_STEP, OP_ADVANCE, OP_RANDOM_ACTIONS = 0, 1, 2, 3, 4
+
+# config vector (int64) handed to the kernel; the learner flags per seat follow N_CONFIG
+(C_OBSERVE, C_MASKS, C_AUTO_RESET, C_KEEP_FINAL, C_K, C_NP, C_NA, C_LOSE, C_SEEDBUF) = range(9)
+N_CONFIG = 9
+
+# rows of the per-slot int64 array (public ones are exposed as row views)
+(IV_NLEGAL, IV_SEAT, IV_PTR, IV_DEALS, IV_RNG, IV_VIEW, IV_LSTEPS, IV_FLEN) = range(8)
+N_IV = 8
+
+# error / report vector (int64) filled by the kernel
+(E_CODE, E_SLOT, E_ACTION, E_COUNT, E_REFILL, E_SKIPPED) = range(6)
+N_ERR = 6
+ERR_NONE, ERR_RANGE, ERR_ILLEGAL, ERR_OVER_K, ERR_NO_LEGAL, ERR_STUCK, ERR_FINISHED = range(7)
+
+_GOLDEN = np.uint64(0x9E3779B97F4A7C15)
+_SALT = np.uint64(0xD1B54A32D192ED03)
+
+
+# --------------------------------------------------------------------------------------------
+# the kernel: one numba function for every operation, specialised per game's kernel set
+# --------------------------------------------------------------------------------------------
+
+
+# how _transition changes a slot
+T_STEP, T_ILLEGAL, T_DEAL = 0, 1, 2
+
+
+@njit
+def _engine(op, clear, k_reset, k_legal, k_is_legal, k_step, k_encode, tab, opts, offsets,
+            states, slots, actions, seed_buf, iv, legal, obs, masks, rewards, done, final_states,
+            final_obs, fv, fpar, bad, scratch, cfg, err):
+    """Run operation ``op`` on the slots ``slots`` (see the ``OP_*`` constants); returns 1
+    when ``err`` needs a look (an error, deal seeds to refill, skipped deals), else 0.
+
+    * ``OP_RESET``: start each slot's next deal;
+    * ``OP_STEP``: apply ``actions[j]`` to slot ``slots[j]`` (every action is checked first;
+      nothing changes when one is bad);
+    * ``OP_RANDOM_STEP``: draw a uniform legal action per slot into ``actions`` and apply it;
+    * ``OP_ADVANCE``: play uniform legal actions for every seat with ``learner[seat] == 0``
+      until a learner seat is to move (finished games restart);
+    * ``OP_RANDOM_ACTIONS``: only draw the actions.
+
+    Arrays: ``iv`` holds the per-slot integers (rows ``IV_*``), ``fv`` the learner's pay
+    (``acc``: this cycle's, ``carry``: pay after a game ended within the cycle), ``fpar`` the
+    learner weight of each seat then ``illegal_reward``, ``cfg`` the configuration then the
+    learner flag of each seat.  ``clear`` clears ``rewards``, ``done``, ``acc`` and ``carry``
+    of every slot first.  With ``cfg[C_LOSE]``, an illegal action of a learner seat ends its
+    game instead of raising: the learner is paid ``illegal_reward``.
+    """
+    n_slots = slots.shape[0]
+    n_legal = iv[IV_NLEGAL]
+    seat = iv[IV_SEAT]
+    seed_ptr = iv[IV_PTR]
+    deals = iv[IV_DEALS]
+    rng = iv[IV_RNG]
+    view_seat = iv[IV_VIEW]
+    lsteps = iv[IV_LSTEPS]
+    final_len = iv[IV_FLEN]
+    acc = fv[0]
+    carry = fv[1]
+    n_players = cfg[C_NP]
+    learner = cfg[N_CONFIG:N_CONFIG + n_players]
+    weights = fpar[:n_players]
+    illegal_reward = fpar[n_players]
+    for q in range(err.shape[0]):
+        err[q] = 0
+    if clear == 1:
+        for i in range(done.shape[0]):
+            for p in range(cfg[C_NP]):
+                rewards[i, p] = 0.0
+            done[i] = False
+            acc[i] = 0.0
+            carry[i] = 0.0
+    if op == OP_STEP:
+        for j in range(n_slots):  # check everything before changing anything
+            i = slots[j]
+            a = actions[j]
+            bad[j] = False
+            code = ERR_NONE
+            if states[i, PHASE] == P_DONE:
+                code = ERR_FINISHED
+            elif a < 0 or a >= cfg[C_NA]:
+                code = ERR_RANGE
+            elif not k_is_legal(states[i], a, tab, opts):
+                code = ERR_ILLEGAL
+            if code == ERR_RANGE or code == ERR_ILLEGAL:
+                if cfg[C_LOSE] == 1 and learner[states[i, CUR]] == 1:
+                    bad[j] = True
+                    code = ERR_NONE
+            if code != ERR_NONE:
+                err[E_CODE] = code
+                err[E_SLOT] = i
+                err[E_ACTION] = a
+                return 1
+    for j in range(n_slots):
+        i = slots[j]
+        if op == OP_RANDOM_ACTIONS:
+            k = n_legal[i]
+            actions[j] = legal[i, rng_below(rng, i, k)] if k > 0 else -1
+            continue
+        if cfg[C_MASKS] == 1:  # unset the mask bits of the ids the slot showed
+            for q in range(n_legal[i]):
+                masks[i, legal[i, q]] = 0
+        moves = 0
+        while True:
+            kind = T_STEP
+            if op == OP_RESET:
+                if moves > 0:
+                    break
+                kind = T_DEAL
+                a = -1
+            elif op == OP_STEP:
+                if moves > 0:
+                    break
+                a = actions[j]
+                if bad[j]:
+                    kind = T_ILLEGAL
+            elif op == OP_RANDOM_STEP:
+                if moves > 0:
+                    break
+                if n_legal[i] <= 0:
+                    err[E_CODE] = ERR_FINISHED
+                    err[E_SLOT] = i
+                    return 1
+                a = legal[i, rng_below(rng, i, n_legal[i])]
+                actions[j] = a
+            else:  # OP_ADVANCE
+                if seat[i] < 0 or learner[seat[i]] == 1:
+                    break
+                if moves > MAX_DECISIONS:
+                    err[E_CODE] = ERR_STUCK
+                    err[E_SLOT] = i
+                    return 1
+                a = legal[i, rng_below(rng, i, n_legal[i])]
+            # -- the transition (written out here: one call site per kernel) --
+            s = states[i]
+            finished = False
+            if kind == T_DEAL:
+                for p in range(cfg[C_NP]):
+                    rewards[i, p] = 0.0
+                done[i] = False
+                lsteps[i] = 0
+                view_seat[i] = -1
+            else:
+                mover = s[CUR]
+                if learner[mover] == 1:
+                    view_seat[i] = mover
+                    lsteps[i] += 1
+                r = 0.0
+                if kind == T_ILLEGAL:
+                    r = illegal_reward
+                else:
+                    k_step(s, a, tab, opts)
+                    for p in range(cfg[C_NP]):
+                        v = s[REW0 + p]
+                        rewards[i, p] += v
+                        r += weights[p] * v
+                if done[i]:
+                    carry[i] += r
+                else:
+                    acc[i] += r
+                if kind == T_ILLEGAL or s[PHASE] == P_DONE:
+                    finished = True
+                    if not done[i]:
+                        done[i] = True
+                        final_len[i] = lsteps[i]
+                        if cfg[C_KEEP_FINAL] == 1:
+                            for q in range(s.shape[0]):
+                                final_states[i, q] = s[q]
+                            if cfg[C_OBSERVE] == 1:
+                                vs = view_seat[i] if view_seat[i] >= 0 else mover
+                                k_encode(s, vs, tab, opts, offsets, final_obs[i])
+                    else:
+                        # a second deal ended in one learner cycle (the learner never moved in it)
+                        carry[i] = 0.0
+                        err[E_SKIPPED] += 1
+                    lsteps[i] = 0
+                    view_seat[i] = -1
+            if kind == T_DEAL or (finished and (cfg[C_AUTO_RESET] == 1 or kind == T_ILLEGAL)):
+                p = seed_ptr[i]
+                if p >= cfg[C_SEEDBUF]:  # SEED_BUFFER // 2 deals in one call: stuck
+                    err[E_CODE] = ERR_STUCK
+                    err[E_SLOT] = i
+                    return 1
+                k_reset(s, seed_buf[i, p], tab, opts)
+                seed_ptr[i] = p + 1
+                deals[i] += 1
+                if p + 1 >= cfg[C_SEEDBUF] // 2:
+                    err[E_REFILL] += 1
+            # the legal ids of the seat to move
+            k = 0
+            if s[PHASE] == P_DONE:
+                seat[i] = -1
+            else:
+                k = k_legal(s, tab, opts, scratch)
+                if k > cfg[C_K]:
+                    err[E_CODE] = ERR_OVER_K
+                    err[E_SLOT] = i
+                    err[E_COUNT] = k
+                    return 1
+                if k <= 0:
+                    err[E_CODE] = ERR_NO_LEGAL
+                    err[E_SLOT] = i
+                    return 1
+                seat[i] = s[CUR]
+                for q in range(k):
+                    legal[i, q] = scratch[q]
+            for q in range(k, n_legal[i]):
+                legal[i, q] = -1
+            n_legal[i] = k
+            moves += 1
+        # where the call leaves the slot: observation and mask of the seat to move
+        if cfg[C_OBSERVE] == 1:
+            if seat[i] >= 0:
+                k_encode(states[i], seat[i], tab, opts, offsets, obs[i])
+            else:
+                for d in range(obs.shape[1]):
+                    obs[i, d] = 0.0
+        if cfg[C_MASKS] == 1:
+            for q in range(n_legal[i]):
+                masks[i, legal[i, q]] = 1
+    return 1 if err[E_REFILL] > 0 or err[E_SKIPPED] > 0 else 0
+
+
+# --------------------------------------------------------------------------------------------
+# the Python face
+# --------------------------------------------------------------------------------------------
+
+
+def _as_game(game, options: dict):
+    """A compiled :class:`cardenvs.core.game.Game` from a registry name (or a Game itself)."""
+    from .api import make_game
+
+    if isinstance(game, str):
+        return make_game(game, **options)
+    for name in ("k_reset", "k_legal", "k_is_legal", "k_step", "k_encode", "info"):
+        if not hasattr(game, name):
+            raise TypeError(f"game must be a registry name (one of cardenvs.GAMES) or a cardenvs "
+                            f"Game; {type(game).__name__} has no {name}")
+    if options:
+        raise TypeError("options are given with a game name, not with a Game object")
+    return game
+
+
+def _check_count(name: str, value, lo: int, hi: Optional[int] = None) -> int:
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer)):
+        raise TypeError(f"{name} must be an int, got {type(value).__name__}")
+    if value < lo or (hi is not None and value > hi):
+        rng = f">= {lo}" if hi is None else f"in [{lo}, {hi}]"
+        raise ValueError(f"{name} must be {rng}, got {value}")
+    return int(value)
+
+
+def slot_seeds(seed: int, n: int) -> np.ndarray:
+    """The ``n`` slot seeds :meth:`VectorGame.reset` derives from one int ``seed``:
+    ``SeedSequence(seed).generate_state(n, uint64) >> 1`` (non-negative ``int64``)."""
+    st = np.random.SeedSequence(seed).generate_state(n, np.uint64)
+    return (st >> np.uint64(1)).astype(np.int64)
+
+
+class VectorGame:
+    """``n`` games of one game, stepped together in numba (see the module docstring).
+
+    Args:
+        game: a registry name (``"doudizhu"``, ``"wakeng"``, ... any of ``cardenvs.GAMES``)
+            or a compiled Game (``cardenvs.make_game(name, **options)``).
+        n: number of slots (independent games), ``>= 1``.
+        observe: keep ``obs`` (the observation of each slot's seat to move) up to date.
+        masks: keep dense ``(n, A)`` int8 masks of the legal actions.
+        max_legal: padded width ``K`` of ``legal`` (default ``min(A, 4096)``; see the
+            module docstring).
+        auto_reset: restart finished games at once (default) or leave them finished.
+        keep_final: keep each finished game's state (and observation) in ``final_states`` /
+            ``final_obs`` on the step that finishes it.
+        **options: the game's options (with a registry name).
+
+    Example::
+
+        vg = VectorGame("doudizhu", 1024)
+        vg.reset(seed=0)
+        for _ in range(100):
+            vg.step_random()          # or vg.step(actions) with actions[i] in vg.legal[i]
+            finished = vg.done.nonzero()[0]; paid = vg.rewards[finished]
+    """
+
+    def __init__(self, game: Union[str, Any], n: int, *, observe: bool = True,
+                 masks: bool = False, max_legal: Optional[int] = None, auto_reset: bool = True,
+                 keep_final: bool = False, **options: Any):
+        self.game = _as_game(game, options)
+        self._spec = (self.game.info.name, dict(getattr(self.game, "options", {})))
+        self.n = _check_count("n", n, 1)
+        for name, v in (("observe", observe), ("masks", masks), ("auto_reset", auto_reset),
+                        ("keep_final", keep_final)):
+            if not isinstance(v, (bool, np.bool_)):
+                raise TypeError(f"{name} must be a bool, got {type(v).__name__}")
+        g = self.game
+        self.n_players = int(g.n_players)
+        self.n_actions = int(g.n_actions)
+        self.obs_size = int(g.layout.size)
+        self.state_size = int(g.state_size)
+        A = self.n_actions
+        self.max_legal = (min(A, DEFAULT_MAX_LEGAL) if max_legal is None
+                          else _check_count("max_legal", max_legal, 1, A))
+        self.observe, self.use_masks = bool(observe), bool(masks)
+        self.auto_reset, self.keep_final = bool(auto_reset), bool(keep_final)
+        self._alloc()
+        self._started = False
+        #: deals that ended before a learner seat moved (only with learner seats: cardenvs.sb3)
+        self.skipped_deals = 0
+        self._broken: Optional[str] = None
+        self._gens: list = []
+
+    # -- buffers ---------------------------------------------------------------------------------
+    def _alloc(self) -> None:
+        n, P, A, D, S, K = (self.n, self.n_players, self.n_actions, self.obs_size,
+                            self.state_size, self.max_legal)
+        self.states = np.zeros((n, S), np.int64)
+        self._obs = np.zeros((n if self.observe else 1, D), np.float32)
+        self._masks = np.zeros((n if self.use_masks else 1, A if self.use_masks else 1), np.int8)
+        self.legal = np.full((n, K), -1, np.int64)
+        self.rewards = np.zeros((n, P), np.float32)
+        self.done = np.zeros(n, np.bool_)
+        kf = self.keep_final
+        self._final_states = np.zeros((n if kf else 1, S), np.int64)
+        self._final_obs = np.zeros((n if kf and self.observe else 1, D), np.float32)
+        self.seeds = np.zeros(n, np.int64)
+        self._seed_buf = np.zeros((n, SEED_BUFFER), np.int64)
+        self._iv = np.zeros((N_IV, n), np.int64)
+        self._iv[IV_SEAT] = -1
+        self._iv[IV_VIEW] = -1
+        self._fv = np.zeros((2, n), np.float64)
+        self._fpar = np.zeros(P + 1, np.float64)
+        self._cfg = np.zeros(N_CONFIG + P, np.int64)
+        c = self._cfg
+        c[C_OBSERVE], c[C_MASKS] = self.observe, self.use_masks
+        c[C_AUTO_RESET], c[C_KEEP_FINAL] = self.auto_reset, self.keep_final
+        c[C_K], c[C_NP], c[C_NA], c[C_SEEDBUF] = K, P, A, SEED_BUFFER
+        self._scratch = np.zeros(A + 1, np.int64)
+        self._bad = np.zeros(n, np.bool_)
+        self._err = np.zeros(N_ERR, np.int64)
+        self._all = np.arange(n, dtype=np.int64)
+        self._actions = np.zeros(n, np.int64)
+        self._bind()
+
+    def _bind(self) -> None:
+        """Row views of the packed arrays, and the kernel's fixed arguments."""
+        iv = self._iv
+        self.n_legal, self.seat, self.deals = iv[IV_NLEGAL], iv[IV_SEAT], iv[IV_DEALS]
+        self._seed_ptr, self._view_seat = iv[IV_PTR], iv[IV_VIEW]
+        self._final_len = iv[IV_FLEN]
+        self._acc, self._carry = self._fv[0], self._fv[1]
+        g = self.game
+        self._head = (g.k_reset, g.k_legal, g.k_is_legal, g.k_step, g.k_encode, g.tab, g.opts,
+                      g.offsets, self.states)
+        self._tail = (self._seed_buf, iv, self.legal, self._obs, self._masks, self.rewards,
+                      self.done, self._final_states, self._final_obs, self._fv, self._fpar,
+                      self._bad, self._scratch, self._cfg, self._err)
+        self._entry = None
+
+    def _set_learner(self, seats: Sequence[int], lose: bool, illegal_reward: float) -> None:
+        """Make ``seats`` the learner's (used by :mod:`cardenvs.sb3`): their pay accumulates
+        in ``_acc`` (mean over the seats), ``OP_ADVANCE`` plays the other seats, and with
+        ``lose`` an illegal learner action ends its game paying ``illegal_reward``."""
+        P = self.n_players
+        self._cfg[N_CONFIG:] = 0
+        self._cfg[[N_CONFIG + s for s in seats]] = 1
+        self._fpar[:P] = 0.0
+        self._fpar[list(seats)] = 1.0 / len(seats)
+        self._fpar[P] = float(illegal_reward)
+        self._cfg[C_LOSE] = int(bool(lose))
+
+    @property
+    def obs(self) -> Optional[np.ndarray]:
+        return self._obs if self.observe else None
+
+    @property
+    def masks(self) -> Optional[np.ndarray]:
+        return self._masks if self.use_masks else None
+
+    @property
+    def final_states(self) -> Optional[np.ndarray]:
+        return self._final_states if self.keep_final else None
+
+    @property
+    def final_obs(self) -> Optional[np.ndarray]:
+        return self._final_obs if self.keep_final and self.observe else None
+
+    # -- the kernel call --------------------------------------------------------------------------
+    def _run(self, op: int, slots: np.ndarray, actions: np.ndarray, clear: bool) -> None:
+        if self._broken is not None:
+            raise RuntimeError(f"the batch is in an inconsistent state after an error "
+                               f"({self._broken}); call reset()")
+        entry = self._entry
+        if entry is not None:
+            status = entry(op, int(clear), *self._head, slots, actions, *self._tail)
+        else:
+            args = (np.int64(op), np.int64(clear), *self._head, slots, actions, *self._tail)
+            status = _engine(*args)
+            # later calls skip numba's type dispatch (the argument types never change)
+            cres = _engine.overloads.get(tuple(numba.typeof(a) for a in args))
+            if cres is not None:
+                self._entry = cres.entry_point
+        if status:
+            err = self._err
+            self.skipped_deals += int(err[E_SKIPPED])
+            if err[E_REFILL]:
+                self._refill()
+            if err[E_CODE] != ERR_NONE:
+                self._raise(op)
+
+    def _refill(self) -> None:
+        """Top up the deal-seed buffers that are half used, keeping the generators' order."""
+        for i in np.flatnonzero(self._seed_ptr >= SEED_BUFFER // 2):
+            p = int(self._seed_ptr[i])
+            buf = self._seed_buf[i]
+            buf[:SEED_BUFFER - p] = buf[p:].copy()
+            buf[SEED_BUFFER - p:] = self._gens[i].integers(0, _MAX_SEED, size=p)
+            self._seed_ptr[i] = 0
+
+    def _raise(self, op: int) -> None:
+        code, i, a, k = (int(x) for x in self._err[[E_CODE, E_SLOT, E_ACTION, E_COUNT]])
+        g = self.game
+        name = g.info.name
+        if code in (ERR_RANGE, ERR_ILLEGAL, ERR_FINISHED):  # checked before any change
+            if code == ERR_RANGE:
+                raise ValueError(f"game {i} of the batch: action {a} is outside the action "
+                                 f"space [0, {self.n_actions})")
+            if code == ERR_FINISHED:
+                raise ValueError(f"game {i} of the batch is over (auto_reset=False); call "
+                                 f"reset_slots([{i}]) before stepping it")
+            ids = self.legal[i, :self.n_legal[i]]
+            shown = ", ".join(f"{int(x)} ({g.action_to_string(int(x))!r})" for x in ids[:8])
+            more = "" if len(ids) <= 8 else f", ... ({len(ids)} in all)"
+            raise ValueError(f"game {i} of the batch: illegal action {a} "
+                             f"({g.action_to_string(a)!r}) for seat {int(self.seat[i])}; "
+                             f"legal: {shown}{more}")
+        if code == ERR_OVER_K:
+            self._broken = (f"{name} slot {i} has {k} legal actions, more than "
+                            f"max_legal={self.max_legal}")
+            raise RuntimeError(f"game {i} of the batch: {k} legal actions, more than "
+                               f"max_legal={self.max_legal}; nothing was truncated, but the batch "
+                               f"must be reset; create the VectorGame with max_legal >= {k} "
+                               f"(at most {self.n_actions})")
+        if code == ERR_NO_LEGAL:
+            self._broken = f"{name} slot {i} has no legal action"
+            raise RuntimeError(f"{name}: game {i} of the batch has no legal action in an "
+                               f"unfinished deal")
+        if code == ERR_STUCK:
+            self._broken = f"{name} slot {i} stuck"
+            raise RuntimeError(f"{name}: game {i} of the batch never reached a learner seat "
+                               f"({MAX_DECISIONS} decisions or {SEED_BUFFER // 2} deals in one "
+                               f"call)")
+        raise RuntimeError(f"engine error code {code} at slot {i}")  # pragma: no cover
+
+    # -- API ---------------------------------------------------------------------------------------
+    def reset(self, seed: Optional[int] = None, *, seeds: Optional[Sequence[int]] = None) -> None:
+        """Start a new deal in every slot (see *Seeds* in the module docstring).
+
+        Args:
+            seed: one non-negative int from which the slot seeds are derived
+                (:func:`slot_seeds`).
+            seeds: one non-negative int per slot, used as the slots' seeds.
+            With neither, every slot continues its own generator (fresh entropy the first
+            time).
+        """
+        n = self.n
+        if seed is not None and seeds is not None:
+            raise ValueError("give seed or seeds, not both")
+        if seeds is not None:
+            arr = np.asarray(seeds)
+            if arr.shape != (n,) or not np.issubdtype(arr.dtype, np.integer):
+                raise ValueError(f"seeds must be {n} integers (one per slot), got shape "
+                                 f"{arr.shape} dtype {arr.dtype}")
+            if (arr < 0).any() or (arr > _MAX_SEED).any():
+                raise ValueError("seeds must be in [0, 2**63 - 1]")
+            new = arr.astype(np.int64)
+        elif seed is not None:
+            if isinstance(seed, (bool, np.bool_)) or not isinstance(seed, (int, np.integer)):
+                raise TypeError(f"seed must be an int, got {type(seed).__name__}")
+            if seed < 0:
+                raise ValueError(f"seed must be >= 0, got {seed}")
+            new = slot_seeds(int(seed), n)
+        elif not self._gens:
+            new = slot_seeds(np.random.SeedSequence().entropy, n)
+        else:
+            new = None
+        if new is not None:
+            self.seeds[:] = new
+            self._gens = [np.random.default_rng(int(s)) for s in new]
+            for i, gen in enumerate(self._gens):
+                self._seed_buf[i] = gen.integers(0, _MAX_SEED, size=SEED_BUFFER)
+            self._seed_ptr[:] = 0
+            self.deals[:] = 0
+            x = (new.astype(np.uint64) ^ _SALT) * _GOLDEN
+            self._iv[IV_RNG] = x.view(np.int64)
+        self._broken = None
+        self._started = True
+        self._run(OP_RESET, self._all, self._actions, clear=True)
+
+    def reset_slots(self, slots) -> None:
+        """Start the next deal (from each slot's own generator) in the given slots."""
+        self._check_started()
+        idx = self._slots(slots)
+        self._run(OP_RESET, idx, np.zeros(len(idx), np.int64), clear=False)
+
+    def step(self, actions, slots=None) -> tuple[np.ndarray, np.ndarray]:
+        """Apply one action per slot (for its seat to move); returns ``(rewards, done)``.
+
+        Args:
+            actions: ``(n,)`` integer action ids, or ``(len(slots),)`` with ``slots``.
+            slots: optional slot indices to step (the others are left as they are and get
+                zero rewards and ``done`` False).
+
+        Every action is checked before any is applied: a bad one is a ``ValueError`` naming
+        the slot and the action, and no game changes.  ``rewards`` and ``done`` are this
+        object's arrays (overwritten by the next call).
+        """
+        self._check_started()
+        idx = self._all if slots is None else self._slots(slots)
+        acts = np.asarray(actions)
+        if acts.shape != (len(idx),):
+            raise ValueError(f"actions must have shape ({len(idx)},), got {acts.shape}")
+        if acts.dtype != np.int64:
+            if not np.issubdtype(acts.dtype, np.integer):
+                raise TypeError(f"actions must be integers, got dtype {acts.dtype}")
+            acts = acts.astype(np.int64)
+        self._run(OP_STEP, idx, np.ascontiguousarray(acts), clear=True)
+        return self.rewards, self.done
+
+    def step_random(self, slots=None) -> np.ndarray:
+        """Step every slot (or ``slots``) with a uniformly random legal action, drawn inside
+        numba from each slot's own stream; returns the actions taken (this object's array)."""
+        self._check_started()
+        idx = self._all if slots is None else self._slots(slots)
+        acts = self._actions if slots is None else np.zeros(len(idx), np.int64)
+        self._run(OP_RANDOM_STEP, idx, acts, clear=True)
+        return acts
+
+    def random_actions(self) -> np.ndarray:
+        """A uniformly random legal action per slot (``-1`` for finished slots), without
+        stepping (a fresh array)."""
+        self._check_started()
+        acts = np.zeros(self.n, np.int64)
+        self._run(OP_RANDOM_ACTIONS, self._all, acts, clear=False)
+        return acts
+
+    def legal_actions(self, i: int) -> np.ndarray:
+        """The legal action ids of slot ``i``'s seat to move (a copy)."""
+        return self.legal[i, :self.n_legal[i]].copy()
+
+    def _check_started(self) -> None:
+        if not self._started:
+            raise ValueError("call reset() before stepping the batch")
+
+    def _slots(self, slots) -> np.ndarray:
+        idx = np.asarray(slots)
+        if idx.ndim != 1 or not (np.issubdtype(idx.dtype, np.integer) or idx.size == 0):
+            raise ValueError("slots must be a 1-D array of slot indices")
+        idx = idx.astype(np.int64)
+        if idx.size and (idx.min() < 0 or idx.max() >= self.n):
+            raise ValueError(f"slot indices must be in [0, {self.n})")
+        if np.unique(idx).size != idx.size:
+            raise ValueError("slot indices must be distinct")
+        return np.ascontiguousarray(idx)
+
+    def __len__(self) -> int:
+        return self.n
+
+    def __repr__(self) -> str:
+        return (f"VectorGame({self.game.info.name!r}, n={self.n}, observe={self.observe}, "
+                f"masks={self.use_masks}, max_legal={self.max_legal})")
+
+    # -- pickling: the compiled game is rebuilt from its registry name and options ---------------
+    _VIEWS = ("game", "n_legal", "seat", "deals", "_seed_ptr", "_view_seat", "_final_len", "_acc",
+              "_carry", "_head", "_tail", "_entry")
+
+    def __getstate__(self):
+        return {k: v for k, v in self.__dict__.items() if k not in self._VIEWS}
+
+    def __setstate__(self, d):
+        from .api import make_game
+
+        self.__dict__.update(d)
+        name, options = d["_spec"]
+        self.game = make_game(name, **options)
+        self._bind()

@@ -1,0 +1,398 @@
+"""Single-agent views of the multi-player games: :class:`SeatEnv`.
+
+A learner controls one seat (or a team of seats) of a game; the other seats are played inside
+the environment by opponent policies.  Each ``step`` returns the learner's *own* next
+observation and the reward paid to the learner since its previous decision, so the two
+problems of wrapping a turn-based PettingZoo game for single-agent RL (observations from the
+wrong seat, and the final reward lost when an opponent's move ends the game) do not arise.
+
+Opponent policies (``opponents=``), for every non-learner seat, or per seat as a dict
+``{seat: policy}`` or a list with one entry per seat (``None`` at the learner's seats):
+
+* ``"random"``: uniform over the legal actions, from the env's own seeded generator;
+* an object with ``act(observation, legal_ids)`` (the ``agents`` package's interface, e.g.
+  ``agents.make_agent("rules", game)``; one with only ``act_batch(observations, masks)`` is
+  asked with a batch of one), or
+* any callable ``policy(observation, legal_ids) -> action`` (e.g. a frozen snapshot of the
+  learner).
+
+Both get what the AEC environment gives that seat: ``observation`` is the dict
+``{"observation": float32[D], "action_mask": int8[A]}`` of the seat to move, ``legal_ids``
+its legal action ids (``int64``).  An opponent choosing an illegal action is a ``ValueError``
+naming the seat and the action.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Optional, Sequence, Union
+
+import gymnasium
+import numpy as np
+from gymnasium import spaces
+
+from .core.state import CUR, P_DONE, PHASE, REW0
+
+_MAX_SEED = 2**63 - 1  # deal seeds as in cardenvs.core.aec.CardEnv.reset
+#: deals in a row that end before the learner moves, before reset() gives up
+MAX_SKIPPED_DEALS = 1000
+#: opponent decisions in one step before the env gives up (no game comes near it)
+MAX_DECISIONS = 100_000
+_OPP_SALT = 0x5EA7E4F  # opponents' generator: default_rng([seed, _OPP_SALT])
+
+
+def _check_seats(seats, n_players: int) -> tuple[int, ...]:
+    if isinstance(seats, (int, np.integer)) and not isinstance(seats, (bool, np.bool_)):
+        seats = (int(seats),)
+    if not isinstance(seats, (tuple, list)) or not seats:
+        raise TypeError(f"seats must be a seat (int) or a non-empty tuple of seats, got {seats!r}")
+    out = []
+    for s in seats:
+        if isinstance(s, (bool, np.bool_)) or not isinstance(s, (int, np.integer)):
+            raise TypeError(f"seats must be ints, got {s!r}")
+        if not 0 <= s < n_players:
+            raise ValueError(f"seat {s} is not a seat of a {n_players}-player game")
+        out.append(int(s))
+    if len(set(out)) != len(out):
+        raise ValueError(f"seats repeat: {seats!r}")
+    if len(out) == n_players:
+        raise ValueError("the learner cannot hold every seat: leave at least one to opponents")
+    return tuple(sorted(out))
+
+
+def check_policy(policy) -> Any:
+    """``policy`` if it is ``"random"``, an object with ``act`` or ``act_batch``, or a
+    callable."""
+    if isinstance(policy, str):
+        if policy != "random":
+            raise ValueError(f"unknown opponent {policy!r}: give 'random', an object with "
+                             f"act(observation, legal_ids), or a callable")
+        return policy
+    if (callable(getattr(policy, "act", None)) or callable(getattr(policy, "act_batch", None))
+            or callable(policy)):
+        return policy
+    raise TypeError(f"an opponent must be 'random', an object with act(observation, legal_ids) "
+                    f"or act_batch(observations, masks), or a callable, got "
+                    f"{type(policy).__name__}")
+
+
+def seat_policies(opponents, seats: tuple[int, ...], n_players: int) -> list:
+    """One policy per seat (``None`` at the learner's seats) from the ``opponents`` argument."""
+    out: list = [None] * n_players
+    others = [s for s in range(n_players) if s not in seats]
+    if isinstance(opponents, dict):
+        for s in opponents:
+            if s not in others:
+                raise ValueError(f"opponents names seat {s!r}, which is not an opponent seat "
+                                 f"(opponent seats: {others})")
+        missing = [s for s in others if s not in opponents]
+        if missing:
+            raise ValueError(f"no opponent policy for seat(s) {missing}")
+        for s in others:
+            out[s] = check_policy(opponents[s])
+    elif isinstance(opponents, (list, tuple)):
+        if len(opponents) != n_players:
+            raise ValueError(f"a list of opponents needs one entry per seat ({n_players}), "
+                             f"got {len(opponents)}")
+        for s in range(n_players):
+            if s in seats:
+                if opponents[s] is not None:
+                    raise ValueError(f"seat {s} is the learner's: its entry must be None")
+            else:
+                out[s] = check_policy(opponents[s])
+    else:
+        p = check_policy(opponents)
+        for s in others:
+            out[s] = p
+    return out
+
+
+def call_policy(policy, observation: dict, legal: np.ndarray) -> int:
+    """Ask ``policy`` (an object with ``act`` or ``act_batch``, or a callable) for an action."""
+    act = getattr(policy, "act", None)
+    batch = getattr(policy, "act_batch", None)
+    if callable(act):
+        a = act(observation, legal)
+    elif callable(batch):
+        a = np.asarray(batch(observation["observation"][None], observation["action_mask"][None]))[0]
+    else:
+        a = policy(observation, legal)
+    if isinstance(a, np.ndarray) and a.shape == ():
+        a = a.item()
+    if isinstance(a, (bool, np.bool_)) or not isinstance(a, (int, np.integer)):
+        raise TypeError(f"an opponent policy returned {a!r} ({type(a).__name__}); expected an "
+                        f"int action id")
+    return int(a)
+
+
+class SeatEnv(gymnasium.Env):
+    """A ``gymnasium.Env`` in which the learner plays ``seats`` of a game against opponents.
+
+    Args:
+        game: a registry name (any of ``cardenvs.GAMES``) or a compiled Game.
+        seats: the learner's seat, or a tuple of seats (a team).
+        opponents: the other seats' policies (see the module docstring); default random.
+        illegal: ``"lose"`` (default, like the AEC env): an illegal learner action ends the
+            game with ``illegal_reward`` for the learner and ``info["illegal_move"]``;
+            ``"raise"``: a ``ValueError`` naming the action, the game unchanged.
+        illegal_reward: the learner's reward for an illegal action (``-1``).
+        render_mode: ``None``, ``"ansi"`` or ``"human"``.
+        **options: the game's options (with a registry name).
+
+    Spaces: ``Box(0, 1, (D,), float32)`` observations (the game's observation vector for the
+    learner's seat to move; at the end, for the learner's seat that moved last) and
+    ``Discrete(A)`` actions; :meth:`action_masks` gives the legal actions (bool ``(A,)``) as
+    ``sb3_contrib.MaskablePPO`` expects, also through ``SubprocVecEnv``.
+
+    Rewards: the reward of a step is what the game paid the learner from its action until its
+    next decision (or the end of the game), the opponents' moves included; for a team, the
+    mean of its seats' payments.  Games paying only at the end give 0 until the last step.
+
+    Seeds: ``reset(seed=s)`` deals exactly as ``env.reset(seed=s)`` of the game's AEC env
+    (the deal seed is the first ``integers(0, 2**63 - 1)`` of ``default_rng(s)``), and later
+    ``reset()`` calls continue that generator as the AEC env does; the opponents draw from a
+    separate generator (``default_rng([s, 0x5EA7E4F])``).  Deals that end before the learner
+    has moved are skipped (the next deal is dealt) and counted in ``info["skipped_deals"]``.
+
+    ``info`` holds ``legal_actions`` (the learner's legal ids), ``seat`` (the learner's seat to
+    move, or the one that moved last at the end), ``deal_seed``, ``skipped_deals``, and at the
+    end ``final_rewards`` (every seat's payout of the last step).
+    """
+
+    metadata = {"render_modes": ["ansi", "human"], "render_fps": 4}
+
+    def __init__(self, game: Union[str, Any] = "doudizhu", seats: Union[int, Sequence[int]] = 0,
+                 opponents: Any = "random", *, illegal: str = "lose",
+                 illegal_reward: float = -1.0, render_mode: Optional[str] = None,
+                 **options: Any):
+        from .vector import _as_game
+
+        self.game = _as_game(game, options)
+        g = self.game
+        self._spec = (g.info.name, dict(getattr(g, "options", {})))
+        if render_mode is not None and render_mode not in self.metadata["render_modes"]:
+            raise ValueError(f"render_mode={render_mode!r}; choose from "
+                             f"{self.metadata['render_modes']}")
+        if illegal not in ("lose", "raise"):
+            raise ValueError(f"illegal={illegal!r}; choose 'lose' or 'raise'")
+        if isinstance(illegal_reward, (bool, np.bool_)) or not isinstance(
+                illegal_reward, (int, float, np.integer, np.floating)):
+            raise TypeError(f"illegal_reward must be a number, got {type(illegal_reward).__name__}")
+        self.render_mode = render_mode
+        self.illegal = illegal
+        self.illegal_reward = float(illegal_reward)
+        self.n_players = int(g.n_players)
+        self.seats = _check_seats(seats, self.n_players)
+        self._is_learner = np.zeros(self.n_players, np.bool_)
+        self._is_learner[list(self.seats)] = True
+        self._weight = 1.0 / len(self.seats)
+        self.set_opponents(opponents)
+        self.observation_space = spaces.Box(0.0, 1.0, (g.layout.size,), np.float32)
+        self.action_space = spaces.Discrete(g.n_actions)
+        self.state_vec = g.new_state()
+        self._legal_buf = np.zeros(g.n_actions + 1, np.int64)
+        self._n_legal = 0
+        self._opp_rng = np.random.default_rng()
+        self._picks: list[float] = []
+        self._started = False
+        self._over = False
+        self._seat = -1
+        self._deal_seed = -1
+        self._skipped = 0
+
+    # -- opponents ---------------------------------------------------------------------------------
+    def set_opponents(self, opponents: Any) -> None:
+        """Replace the opponents' policies (takes effect at once; e.g. a new frozen snapshot)."""
+        self.opponents = seat_policies(opponents, self.seats, self.n_players)
+
+    def _pick(self, k: int) -> int:
+        if not self._picks:
+            self._picks = self._opp_rng.random(1024).tolist()
+        return int(self._picks.pop() * k)
+
+    # -- the game loop ---------------------------------------------------------------------------
+    def _legal(self) -> np.ndarray:
+        return self._legal_buf[: self._n_legal]
+
+    def _refresh(self) -> None:
+        s = self.state_vec
+        if s[PHASE] == P_DONE:
+            self._n_legal = 0
+        else:
+            self._n_legal = self.game.legal(s, self._legal_buf)
+            if self._n_legal <= 0:
+                raise RuntimeError(f"{self.game.info.name}: no legal action in an unfinished deal")
+
+    def _paid(self) -> float:
+        """What the last step paid the learner (mean over its seats)."""
+        r = self.state_vec[REW0:REW0 + self.n_players].tolist()
+        return sum(r[s] for s in self.seats) * self._weight
+
+    def _observation(self, seat: int) -> np.ndarray:
+        obs = np.empty(self.game.layout.size, np.float32)
+        self.game.encode(self.state_vec, seat, obs)
+        return obs
+
+    def _play_opponents(self) -> float:
+        """Opponents move until a learner seat is to move or the game ends; their moves' pay
+        to the learner is returned."""
+        g = self.game
+        s = self.state_vec
+        paid = 0.0
+        moves = 0
+        while s[PHASE] != P_DONE:
+            seat = int(s[CUR])
+            if self._is_learner[seat]:
+                break
+            policy = self.opponents[seat]
+            legal = self._legal()
+            if policy == "random":
+                a = int(legal[self._pick(len(legal))])
+            else:
+                mask = np.zeros(g.n_actions, np.int8)
+                mask[legal] = 1
+                a = call_policy(policy, {"observation": self._observation(seat),
+                                         "action_mask": mask}, legal.copy())
+                if not (0 <= a < g.n_actions and g.is_legal(s, a)):
+                    raise ValueError(f"the opponent at seat {seat} ({policy!r}) chose the illegal "
+                                     f"action {a} in {g.info.name}")
+            g.step(s, a)
+            paid += self._paid()
+            self._refresh()
+            moves += 1
+            if moves > MAX_DECISIONS:
+                raise RuntimeError(f"{g.info.name}: {MAX_DECISIONS} opponent moves in one step")
+        return paid
+
+    def _info(self) -> dict:
+        info = {"legal_actions": self._legal().copy(), "seat": self._seat,
+                "deal_seed": self._deal_seed, "skipped_deals": self._skipped}
+        if self._over:
+            info["legal_actions"] = np.zeros(0, np.int64)
+            info["final_rewards"] = self.state_vec[REW0:REW0 + self.n_players].astype(np.float64)
+        return info
+
+    # -- gymnasium API -----------------------------------------------------------------------------
+    def reset(self, *, seed: Optional[int] = None, options: Optional[dict] = None):
+        super().reset(seed=seed)
+        if seed is not None:
+            self._opp_rng = np.random.default_rng([int(seed), _OPP_SALT])
+            self._picks = []
+        if options is not None and not isinstance(options, dict):
+            raise TypeError(f"options must be a dict, got {type(options).__name__}")
+        g = self.game
+        self._skipped = 0
+        custom = bool(options) and bool(set(options) & set(g.deal_keys))
+        if options and not custom:
+            gymnasium.logger.warn(f"reset(options=...) ignored: none of the deal keys "
+                                  f"{list(g.deal_keys)} given")
+        while True:
+            self._deal_seed = int(self.np_random.integers(0, _MAX_SEED))
+            if custom:
+                new_state = g.new_state()
+                g.custom_deal(new_state, options, self._deal_seed)
+                self.state_vec = new_state
+            else:
+                g.reset(self.state_vec, self._deal_seed)
+            self._started, self._over = True, False
+            self._refresh()
+            self._play_opponents()
+            if self.state_vec[PHASE] != P_DONE:
+                break
+            if custom:
+                raise ValueError("the custom deal ends before the learner's first decision")
+            self._skipped += 1
+            if self._skipped >= MAX_SKIPPED_DEALS:
+                raise RuntimeError(f"{g.info.name}: {MAX_SKIPPED_DEALS} deals in a row ended "
+                                   f"before the learner's seats {self.seats} moved")
+        self._seat = int(self.state_vec[CUR])
+        if self.render_mode == "human":
+            self.render()
+        return self._observation(self._seat), self._info()
+
+    def step(self, action):
+        if not self._started:
+            raise ValueError("call reset() before step()")
+        if self._over:
+            raise ValueError("the game is over; call reset()")
+        if (isinstance(action, np.ndarray) and action.shape == ()
+                and np.issubdtype(action.dtype, np.integer)):
+            action = int(action)
+        if isinstance(action, (bool, np.bool_)) or not isinstance(action, (int, np.integer)):
+            raise TypeError(f"action must be an int action id, got {type(action).__name__}")
+        action = int(action)
+        g = self.game
+        s = self.state_vec
+        if not 0 <= action < g.n_actions:
+            raise ValueError(f"action {action} is outside the action space [0, {g.n_actions})")
+        seat = int(s[CUR])
+        self._seat = seat
+        if not g.is_legal(s, action):
+            if self.illegal == "raise":
+                legal = self._legal()
+                shown = ", ".join(g.action_to_string(int(a)) for a in legal[:8])
+                more = "" if len(legal) <= 8 else f", ... ({len(legal)} in all)"
+                raise ValueError(f"illegal action {action} ({g.action_to_string(action)!r}) for "
+                                 f"seat {seat}; legal: {shown}{more}")
+            self._over = True
+            self._n_legal = 0
+            info = self._info()
+            info["illegal_move"] = True
+            info["final_rewards"] = np.zeros(self.n_players)  # the game paid nobody
+            return self._observation(seat), self.illegal_reward, True, False, info
+        g.step(s, action)
+        reward = self._paid()
+        self._refresh()
+        reward += self._play_opponents()
+        if s[PHASE] == P_DONE:
+            self._over = True
+            obs = self._observation(seat)
+        else:
+            self._seat = int(s[CUR])
+            obs = self._observation(self._seat)
+        if self.render_mode == "human":
+            self.render()
+        return obs, reward, self._over, False, self._info()
+
+    def action_masks(self) -> np.ndarray:
+        """Legal actions of the learner's seat to move as a bool ``(A,)`` array (all False
+        once the game is over)."""
+        mask = np.zeros(self.game.n_actions, np.bool_)
+        if self._started and not self._over:
+            mask[self._legal()] = True
+        return mask
+
+    def legal_actions(self) -> np.ndarray:
+        """The learner's legal action ids (a copy; empty once the game is over)."""
+        if not self._started or self._over:
+            return np.zeros(0, np.int64)
+        return self._legal().copy()
+
+    def render(self):
+        if self.render_mode is None:
+            gymnasium.logger.warn("render() called without a render_mode; pass render_mode='ansi'")
+            return None
+        if not self._started:
+            text = "(no deal yet: call reset())\n"
+        else:
+            text = self.game.render(self.state_vec)
+        if self.render_mode == "ansi":
+            return text
+        print(text, end="")
+        return None
+
+    def close(self) -> None:
+        pass
+
+    # -- pickling: the compiled game is rebuilt from its registry name and options ----------------
+    def __getstate__(self):
+        d = dict(self.__dict__)
+        d.pop("game")
+        return d
+
+    def __setstate__(self, d):
+        from .api import make_game
+
+        self.__dict__.update(d)
+        name, options = d["_spec"]
+        self.game = make_game(name, **options)
+
