@@ -2,69 +2,210 @@
 
 Everything here works on ``int64`` scalars and arrays (63 bits of planes suffice: bit 63 is
 rank slot 15 of plane 4 / 8, which no game uses), so no ``uint64`` promotion traps.
+
+Speed notes (the raw engine spends most of its time here):
+
+* The hot kernels are compiled with :data:`HOT` options: ``_nrt=False`` (numba's switch for
+  its reference-counting runtime: these kernels never allocate, and without it every array
+  argument, every ``tab.field`` and every slice costs an atomic increment and decrement; a
+  ``PlayTable`` argument alone is 18 arrays) and, through :data:`HOT_INLINE`,
+  ``forceinline=True`` (LLVM inlines them into their caller, so the ``PlayTable`` is not
+  copied onto the stack at every call level).  A function with ``_nrt=False`` cannot allocate
+  (numba refuses to compile it); callers with the runtime on may call these freely.
+* Legal plays are generated per *segment* of the play table (see
+  :mod:`cardenvs.core.table`): a run of groups whose bodies are the same run of ``L``
+  consecutive ranks of exactly ``m`` cards each, shifted one rank per group.  A body fits
+  exactly when the hand's plane ``m`` has ``L`` consecutive bits from the body's first rank,
+  so one AND-shift run mask per segment tells which groups fit, and only their set bits are
+  visited: singles, pairs, trios, bombs of a size, chains of a length and the bodies of the
+  kicker families cost one mask each instead of one test per group.  Irregular segments (a
+  rocket, a preset's odd rows) fall back to testing each group's body.  Rows of a fitting
+  group are tested branch-free.  When no body of a segment fits, the segments of longer
+  chains after it cannot fit either and are skipped (``SEG_SKIP``).  The plain per-group scan
+  (:func:`gen_legal_scan`) stays as the reference for the differential tests.
 """
 
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
+from llvmlite import ir
+from numba import njit, types
+from numba.extending import intrinsic
 
 from .cards import NSLOT
 
+#: numba options of the hot kernels (see the module docstring)
+HOT = dict(cache=True, _nrt=False)
+#: ... and of the small ones that should always be inlined into their callers
+HOT_INLINE = dict(cache=True, _nrt=False, forceinline=True)
+
+# segment columns (``PlayTable.seg``; built by :class:`cardenvs.core.table.Table`)
+SEG_G0, SEG_G1, SEG_M, SEG_LEN, SEG_S0, SEG_LONE, SEG_SKIP = 0, 1, 2, 3, 4, 5, 6
+SEG_COLS = 8
+
+# -- bit helpers -------------------------------------------------------------------------------
+
+
+@intrinsic
+def cttz(typingctx, x):
+    """Count of trailing zero bits of a nonzero ``int64`` (LLVM ``cttz``)."""
+    if not isinstance(x, types.Integer):
+        return None
+    sig = types.int64(types.int64)
+
+    def codegen(context, builder, signature, args):
+        return builder.cttz(args[0], ir.Constant(ir.IntType(1), 1))
+
+    return sig, codegen
+
+
 # -- rank planes --------------------------------------------------------------------------------
 
+# planes contributed by c cards of rank 0 (c clipped to 0..8): bits 16*(k-1) for k <= c
+_PLANE_LO = np.array([sum(1 << (16 * k) for k in range(min(c, 4))) for c in range(9)], np.int64)
+_PLANE_HI = np.array([sum(1 << (16 * (k - 4)) for k in range(4, min(c, 8))) for c in range(9)],
+                     np.int64)
 
-@njit(cache=True, inline="always")
+
+@njit(inline="always", **HOT_INLINE)
 def planes(counts):
     """Rank planes ``(lo, hi)`` of a count vector (see :mod:`cardenvs.core.table`)."""
     lo = np.int64(0)
     hi = np.int64(0)
     for r in range(NSLOT):
-        c = counts[r]
-        for k in range(min(c, 4)):
-            lo |= np.int64(1) << np.int64(16 * k + r)
-        for k in range(4, min(c, 8)):
-            hi |= np.int64(1) << np.int64(16 * (k - 4) + r)
+        c = min(max(counts[r], 0), 8)
+        lo |= _PLANE_LO[c] << np.int64(r)
+        hi |= _PLANE_HI[c] << np.int64(r)
     return lo, hi
 
 
-@njit(cache=True, inline="always")
+@njit(inline="always", **HOT_INLINE)
 def fits(lo, hi, plo, phi):
     return ((plo & ~lo) | (phi & ~hi)) == 0
+
+
+@njit(**HOT_INLINE)
+def plane_bits(lo, hi, m):
+    """The 16 rank bits of plane ``m`` (1..8: ranks with at least ``m`` cards)."""
+    if m <= 4:
+        return (lo >> np.int64(16 * (m - 1))) & np.int64(0xFFFF)
+    return (hi >> np.int64(16 * (m - 5))) & np.int64(0xFFFF)
 
 
 # -- legal plays ----------------------------------------------------------------------------------
 
 
-@njit(cache=True)
-def gen_free(lo, hi, tab, out, n):
-    """Append every row the hand (planes lo, hi) can play on a free lead to ``out[n:]``.
-
-    Returns the new count.  Each group's body is tested once; kicker variants only when it fits.
-    """
-    g_lo = tab.g_lo
-    g_hi = tab.g_hi
+@njit(**HOT_INLINE)
+def _emit_rows(lo, hi, tab, g, lone, out, n):
+    """Append the rows of group ``g`` (whose body fits) that fit; ``lone``: the group is one
+    row equal to its body (already tested)."""
+    a = tab.g_start[g]
+    if lone:
+        out[n] = a
+        return n + 1
     r_lo = tab.lo
     r_hi = tab.hi
-    g_start = tab.g_start
-    g_end = tab.g_end
-    for g in range(g_lo.shape[0]):
-        if ((g_lo[g] & ~lo) | (g_hi[g] & ~hi)) != 0:
-            continue
-        a = g_start[g]
-        b = g_end[g]
-        if b - a == 1 and r_lo[a] == g_lo[g] and r_hi[a] == g_hi[g]:
-            out[n] = a  # a lone row that is its own body: already tested
-            n += 1
-            continue
-        for t in range(a, b):
-            if ((r_lo[t] & ~lo) | (r_hi[t] & ~hi)) == 0:
-                out[n] = t
-                n += 1
+    for t in range(a, tab.g_end[g]):
+        out[n] = t  # written always, kept only when the row fits (no branch to mispredict)
+        n += ((r_lo[t] & ~lo) | (r_hi[t] & ~hi)) == 0
     return n
 
 
-@njit(cache=True)
+@njit(**HOT_INLINE)
+def scan_ranges(lo, hi, tab, ga, gb, gc, gd, out, n):
+    """Append the fitting rows of groups ``[ga, gb)`` and then ``[gc, gd)`` to ``out[n:]``, in
+    row order; returns the new count.  The same rows as testing every group's body, then every
+    row of a fitting group (:func:`gen_legal_scan`)."""
+    seg = tab.seg
+    g_lo = tab.g_lo
+    g_hi = tab.g_hi
+    nseg = seg.shape[0]
+    cm = np.int64(0)  # plane of the cached run mask
+    cl = np.int64(0)  # its run length
+    plane = np.int64(0)
+    run = np.int64(0)
+    for part in range(2):
+        if part == 1:
+            ga = gc
+            gb = gd
+        if ga >= gb:
+            continue
+        i = tab.g_seg[ga]
+        while i < nseg and seg[i, SEG_G0] < gb:
+            g0 = seg[i, SEG_G0]
+            j0 = max(ga, g0)
+            g1 = min(seg[i, SEG_G1], gb)
+            lone = seg[i, SEG_LONE] != 0
+            m = seg[i, SEG_M]
+            if m == 0:  # irregular: test each body
+                for g in range(j0, g1):
+                    if ((g_lo[g] & ~lo) | (g_hi[g] & ~hi)) == 0:
+                        n = _emit_rows(lo, hi, tab, g, lone, out, n)
+            else:
+                L = seg[i, SEG_LEN]
+                if m != cm or L < cl:
+                    cm = m
+                    plane = plane_bits(lo, hi, m)
+                    run = plane
+                    cl = 1
+                while cl < L:  # bit r of run: ranks r .. r+cl-1 all have >= m cards
+                    run &= plane >> cl
+                    cl += 1
+                full = (run >> seg[i, SEG_S0]) & ((np.int64(1) << (seg[i, SEG_G1] - g0)) - 1)
+                if full == 0:  # no body of this segment fits, nor of the longer chains after it
+                    i = seg[i, SEG_SKIP]
+                    continue
+                bits = (full >> (j0 - g0)) & ((np.int64(1) << (g1 - j0)) - 1)
+                while bits != 0:
+                    n = _emit_rows(lo, hi, tab, j0 + cttz(bits), lone, out, n)
+                    bits &= bits - 1
+            i += 1
+    return n
+
+
+@njit(**HOT_INLINE)
+def gen_free(lo, hi, tab, out, n):
+    """Append every row the hand (planes lo, hi) can play on a free lead to ``out[n:]``.
+
+    Returns the new count.
+    """
+    return scan_ranges(lo, hi, tab, 0, tab.g_lo.shape[0], 0, 0, out, n)
+
+
+@njit(**HOT_INLINE)
+def gen_follow(lo, hi, prev, tab, out, n):
+    """Append every row that beats row ``prev`` and fits the hand to ``out[n:]``."""
+    return scan_ranges(lo, hi, tab, tab.fnext[prev], tab.fend[prev], tab.bnext[prev],
+                       tab.g_bomb_end[0], out, n)
+
+
+@njit(**HOT_INLINE)
+def gen_rows(lo, hi, prev, tab, out, n):
+    """:func:`gen_free` when ``prev < 0``, else :func:`gen_follow` (one inlined scan)."""
+    if prev < 0:
+        ga = np.int64(0)
+        gb = np.int64(tab.g_lo.shape[0])
+        gc = np.int64(0)
+        gd = np.int64(0)
+    else:
+        ga = tab.fnext[prev]
+        gb = tab.fend[prev]
+        gc = tab.bnext[prev]
+        gd = tab.g_bomb_end[0]
+    return scan_ranges(lo, hi, tab, ga, gb, gc, gd, out, n)
+
+
+@njit(**HOT_INLINE)
+def gen_legal(counts, prev, tab, out):
+    """Legal plays (rows) of a hand against ``prev`` (-1 = free lead), written to ``out``."""
+    lo, hi = planes(counts)
+    return gen_rows(lo, hi, prev, tab, out, 0)
+
+
+# -- the plain scans (reference for the differential tests of the segment scan) -----------------
+
+
+@njit(**HOT)
 def _scan_groups(lo, hi, tab, g0, g1, out, n):
     g_lo = tab.g_lo
     g_hi = tab.g_hi
@@ -80,21 +221,21 @@ def _scan_groups(lo, hi, tab, g0, g1, out, n):
     return n
 
 
-@njit(cache=True)
-def gen_follow(lo, hi, prev, tab, out, n):
-    """Append every row that beats row ``prev`` and fits the hand to ``out[n:]``."""
-    n = _scan_groups(lo, hi, tab, tab.fnext[prev], tab.fend[prev], out, n)
-    n = _scan_groups(lo, hi, tab, tab.bnext[prev], tab.g_bomb_end[0], out, n)
-    return n
-
-
-@njit(cache=True)
-def gen_legal(counts, prev, tab, out):
-    """Legal plays (rows) of a hand against ``prev`` (-1 = free lead), written to ``out``."""
-    lo, hi = planes(counts)
+@njit(**HOT)
+def gen_legal_scan(counts, prev, tab, out):
+    """:func:`gen_legal` by testing every group of the ranges one by one (slower; tests)."""
+    lo = np.int64(0)
+    hi = np.int64(0)
+    for r in range(NSLOT):
+        for k in range(min(counts[r], 8)):
+            if k < 4:
+                lo |= np.int64(1) << np.int64(16 * k + r)
+            else:
+                hi |= np.int64(1) << np.int64(16 * (k - 4) + r)
     if prev < 0:
-        return gen_free(lo, hi, tab, out, 0)
-    return gen_follow(lo, hi, prev, tab, out, 0)
+        return _scan_groups(lo, hi, tab, 0, tab.g_lo.shape[0], out, 0)
+    n = _scan_groups(lo, hi, tab, tab.fnext[prev], tab.fend[prev], out, 0)
+    return _scan_groups(lo, hi, tab, tab.bnext[prev], tab.g_bomb_end[0], out, n)
 
 
 # -- seeded PRNG (splitmix64 on int64 bit patterns) ------------------------------------------------
@@ -104,7 +245,7 @@ _M1 = np.uint64(0xBF58476D1CE4E5B9)
 _M2 = np.uint64(0x94D049BB133111EB)
 
 
-@njit(cache=True, inline="always")
+@njit(inline="always", **HOT_INLINE)
 def rng_next(state, idx):
     """Advance the splitmix64 generator stored in ``state[idx]``; return 63 random bits."""
     x = np.uint64(state[idx]) + _GOLDEN
@@ -116,13 +257,13 @@ def rng_next(state, idx):
     return np.int64(z >> np.uint64(1))
 
 
-@njit(cache=True, inline="always")
+@njit(inline="always", **HOT_INLINE)
 def rng_below(state, idx, n):
     """A uniform integer in ``[0, n)`` (bias below 2**-40 for the small n used here)."""
     return rng_next(state, idx) % n
 
 
-@njit(cache=True)
+@njit(**HOT)
 def shuffle(arr, m, state, idx):
     """Fisher-Yates shuffle of ``arr[:m]`` with the generator in ``state[idx]``."""
     for i in range(m - 1, 0, -1):

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from numba import njit
 
-from .kernels import fits, gen_free, gen_follow, planes
+from .kernels import HOT_INLINE, fits, gen_rows, planes
 
 # header fields
 PHASE, CUR, FIRST, LANDLORD, BID, BIDDER, NPASS, LAST_ROW, LAST_SEAT = 0, 1, 2, 3, 4, 5, 6, 7, 8
@@ -39,27 +39,27 @@ def state_size(n_players: int) -> int:
     return HDR + 16 * (2 * n_players + 1) + MAXLOG
 
 
-@njit(cache=True, inline="always")
+@njit(inline="always", **HOT_INLINE)
 def hand_off(seat):
     return HDR + 16 * seat
 
 
-@njit(cache=True, inline="always")
+@njit(inline="always", **HOT_INLINE)
 def kitty_off(n):
     return HDR + 16 * n
 
 
-@njit(cache=True, inline="always")
+@njit(inline="always", **HOT_INLINE)
 def played_off(n, seat):
     return HDR + 16 * n + 16 + 16 * seat
 
 
-@njit(cache=True, inline="always")
+@njit(inline="always", **HOT_INLINE)
 def log_off(n):
     return HDR + 16 * (2 * n + 1)
 
 
-@njit(cache=True)
+@njit(**HOT_INLINE)
 def log_action(s, n, seat, action):
     k = s[NLOG]
     s[log_off(n) + k % MAXLOG] = action * 8 + seat
@@ -67,13 +67,20 @@ def log_action(s, n, seat, action):
     s[NSTEPS] += 1
 
 
-@njit(cache=True, inline="always")
+@njit(inline="always", **HOT_INLINE)
 def log_entry(s, n, i):
     """Entry ``action * 8 + seat`` of action number ``i`` (one of the last MAXLOG actions)."""
     return s[log_off(n) + i % MAXLOG]
 
 
-@njit(cache=True)
+@njit(inline="always", **HOT_INLINE)
+def next_seat(seat, n):
+    """``(seat + 1) % n`` for a seat in ``[0, n)``, without a division."""
+    t = seat + 1
+    return 0 if t >= n else t
+
+
+@njit(**HOT_INLINE)
 def hand_size(s, seat):
     o = hand_off(seat)
     t = 0
@@ -82,21 +89,21 @@ def hand_size(s, seat):
     return t
 
 
-@njit(cache=True)
+@njit(**HOT_INLINE)
 def legal_play_rows(s, tab, out, n_pass_id):
     """Legal actions of the seat to move in the play phase (rows, then pass if following)."""
     seat = s[CUR]
     o = hand_off(seat)
     lo, hi = planes(s[o:o + 16])
     prev = s[LAST_ROW]
+    n = gen_rows(lo, hi, prev, tab, out, 0)
     if prev < 0:
-        return gen_free(lo, hi, tab, out, 0)
-    n = gen_follow(lo, hi, prev, tab, out, 0)
+        return n
     out[n] = n_pass_id
     return n + 1
 
 
-@njit(cache=True)
+@njit(**HOT_INLINE)
 def is_legal_play(s, tab, action, pass_id):
     """Whether ``action`` is legal in the play phase (without generating every legal play)."""
     seat = s[CUR]
@@ -117,7 +124,7 @@ def is_legal_play(s, tab, action, pass_id):
     return tab.bnext[prev] <= g < tab.g_bomb_end[0]
 
 
-@njit(cache=True)
+@njit(**HOT_INLINE)
 def apply_play(s, n, tab, row):
     """Play row ``row`` for the seat to move; returns True when that seat's hand is empty."""
     seat = s[CUR]
@@ -137,7 +144,7 @@ def apply_play(s, n, tab, row):
     return left == 0
 
 
-@njit(cache=True)
+@njit(**HOT_INLINE)
 def apply_pass(s, n):
     """A pass in the play phase; ends the trick when every other player has passed.
 
@@ -149,10 +156,10 @@ def apply_pass(s, n):
         s[LAST_ROW] = -1
         s[NPASS] = 0
         return s[LAST_SEAT]
-    return (s[CUR] + 1) % n
+    return next_seat(s[CUR], n)
 
 
-@njit(cache=True)
+@njit(**HOT_INLINE)
 def legal_bids(s, pass_id, max_bid, out):
     """Auction actions: pass (``pass_id``) and every bid above the current one, up to max_bid.
 
@@ -166,7 +173,7 @@ def legal_bids(s, pass_id, max_bid, out):
     return k
 
 
-@njit(cache=True, inline="always")
+@njit(inline="always", **HOT_INLINE)
 def is_legal_bid(s, a, pass_id, max_bid):
     return a == pass_id or (pass_id + s[BID] < a <= pass_id + max_bid)
 
@@ -176,7 +183,7 @@ def is_legal_bid(s, a, pass_id, max_bid):
 PLAY_START = AUX0  # log index (action number) where the play phase began
 
 
-@njit(cache=True)
+@njit(**HOT_INLINE)
 def start_play_phase(s, leader):
     """Enter the play phase with ``leader`` on a free lead; remember where it began."""
     s[PHASE] = P_PLAY
@@ -187,7 +194,7 @@ def start_play_phase(s, leader):
     s[PLAY_START] = s[NLOG]
 
 
-@njit(cache=True)
+@njit(**HOT_INLINE)
 def play_action(s, n, tab, a, pass_id):
     """Apply a legal play-phase action (a play row or pass) for the seat to move.
 
@@ -199,11 +206,11 @@ def play_action(s, n, tab, a, pass_id):
         return False
     if apply_play(s, n, tab, a):
         return True
-    s[CUR] = (s[CUR] + 1) % n
+    s[CUR] = next_seat(s[CUR], n)
     return False
 
 
-@njit(cache=True)
+@njit(**HOT_INLINE)
 def settle_one_vs_rest(s, n, solo, solo_wins, unit, win_loss):
     """Terminal rewards of a one-against-the-rest deal: the solo seat (landlord, digger)
     gets ``+-(n-1) * unit`` and every other seat ``-+unit``; with ``win_loss`` +-1 each."""

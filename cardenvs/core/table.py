@@ -7,7 +7,16 @@ then by key (main rank), then by body, so that
   group whose key beats the play to beat (precomputed per row in ``fnext``), plus the bomb
   groups whose power beats it (``bnext``);
 * a *free lead* tests each group's body (the play without kickers) with one AND-NOT and only
-  then its kicker variants.
+  then its kicker variants;
+* consecutive groups of a class form *segments*: a regular segment's bodies are the same run
+  of ``L`` consecutive ranks with exactly ``m`` cards each, starting one rank higher per group
+  (singles, pairs, trios, bombs of one size, chains of one length, the trio / quad / airplane
+  bodies of the kicker families), so which of its bodies a hand can make is one run mask of
+  the hand's plane ``m`` (see :mod:`cardenvs.core.kernels`).  Anything else (a rocket, an odd
+  preset row) is an irregular segment (``m = 0``) whose bodies are tested one by one.
+  Columns of ``seg``: first group, end group, ``m`` (0 = irregular), ``L``, first rank of
+  the first group's run, ``lone`` (1 when every group is one row equal to its body), and
+  ``skip``: the next segment that may still fit when none of this one's bodies does.
 
 A row's index is its action id in the play block of the environment's action space, so masks
 and ``action_to_string`` need no lookup.  Hands and plays are rank planes: bit ``16*(k-1)+r``
@@ -47,6 +56,8 @@ class PlayTable(NamedTuple):
     g_start: np.ndarray  # (G,) first row of the group
     g_end: np.ndarray  # (G,) one past the last row
     g_bomb_end: np.ndarray  # (1,) end of the bomb groups (they are last)
+    seg: np.ndarray  # (S, 8) segments of groups (columns ``kernels.SEG_*``; see below)
+    g_seg: np.ndarray  # (G,) segment of each group
 
 
 def planes_of(counts: Sequence[int]) -> tuple[int, int]:
@@ -59,6 +70,71 @@ def planes_of(counts: Sequence[int]) -> tuple[int, int]:
         for k in range(5, min(c, 8) + 1):
             hi |= 1 << (16 * (k - 5) + r)
     return lo, hi
+
+
+def run_of(body: Sequence[int]) -> Optional[tuple[int, int, int]]:
+    """``(m, L, s)`` when ``body`` is exactly ``m`` cards (1..8) of each of the ``L`` consecutive
+    ranks ``s .. s+L-1`` and nothing else; ``None`` otherwise."""
+    ranks = [r for r in range(len(body)) if body[r]]
+    if not ranks:
+        return None
+    m = int(body[ranks[0]])
+    s, L = ranks[0], len(ranks)
+    if not 1 <= m <= 8 or ranks[-1] - s + 1 != L or any(int(body[r]) != m for r in ranks):
+        return None
+    return m, L, s
+
+
+def _segments(plays: Sequence[Play], g_shape: list, g_start: list,
+              g_end: list) -> tuple[np.ndarray, np.ndarray]:
+    """Split the groups into segments (see the module docstring): ``(seg (S, 8), g_seg (G,))``.
+
+    A segment stays within one shape class and one ``lone`` value; a regular one continues
+    while each group's body is the previous group's run shifted up by one rank.
+    """
+    from .kernels import SEG_COLS, SEG_G0, SEG_G1, SEG_LEN, SEG_LONE, SEG_M, SEG_S0, SEG_SKIP
+
+    rows: list[list[int]] = []
+    g_seg = np.zeros(len(g_start), np.int64)
+    prev = None  # (shape, lone, run) of the previous group
+    for g in range(len(g_start)):
+        a, b = g_start[g], g_end[g]
+        body = plays[a].body
+        lone = int(b - a == 1 and tuple(plays[a].counts) == tuple(body))
+        run = run_of(body)
+        cont = False
+        if prev is not None and prev[0] == g_shape[g] and prev[1] == lone:
+            if run is None:
+                cont = prev[2] is None
+            elif prev[2] is not None:
+                pm, pl, ps = prev[2]
+                cont = (pm, pl, ps + 1) == run
+        if not cont:
+            r = [0] * SEG_COLS
+            r[SEG_G0] = g
+            if run is not None:
+                r[SEG_M], r[SEG_LEN], r[SEG_S0] = run
+            r[SEG_LONE] = lone
+            rows.append(r)
+        rows[-1][SEG_G1] = g + 1
+        g_seg[g] = len(rows) - 1
+        prev = (g_shape[g], lone, run)
+    # skip: where to go when no body of a segment fits.  Segment B "follows" A when both are
+    # regular, B's plane and run length are at least A's and B's first ranks are among A's
+    # (chains of one family by length, bombs by size); then a hand that fits no body of A
+    # fits none of B (a run of L' >= L ranks with >= m' >= m cards contains one of A's).
+    def follows(a, b):
+        return (a[SEG_M] > 0 and b[SEG_M] >= a[SEG_M] and b[SEG_LEN] >= a[SEG_LEN]
+                and b[SEG_S0] >= a[SEG_S0]
+                and b[SEG_S0] + b[SEG_G1] - b[SEG_G0] <= a[SEG_S0] + a[SEG_G1] - a[SEG_G0])
+
+    for i in range(len(rows) - 1, -1, -1):
+        j = i + 1
+        while j < len(rows) and follows(rows[j - 1], rows[j]):
+            j += 1
+        rows[i][SEG_SKIP] = j
+    seg = np.array(rows, np.int64).reshape(len(rows), SEG_COLS)
+    return seg, g_seg
 
 
 class Table:
@@ -154,12 +230,13 @@ class Table:
             while g < bomb_hi and g_key[g] <= fpow:
                 g += 1
             bnext[t] = g
+        seg, g_seg = _segments(self.plays, g_shape, g_start, g_end)
         self.arrays = PlayTable(
             lo, hi, counts, counts.sum(1), fam, length, key, power, doubles, group,
             fnext, fend, bnext,
             np.array(g_lo, np.int64), np.array(g_hi, np.int64),
             np.array(g_start, np.int64), np.array(g_end, np.int64),
-            np.array([bomb_hi], np.int64),
+            np.array([bomb_hi], np.int64), seg, g_seg,
         )
         # Python-side lookups; plays are parsed against the most cards of a rank any row holds
         # (more than the deck's copies in wild-joker games, whose rows are effective plays)

@@ -30,7 +30,7 @@ from ..core.combos import N_FAMILIES, ComboRules
 from ..core.encode import Field, Layout, put_auction, put_cards, put_table
 from ..core.game import Game, GameInfo
 from ..core.options import check_bool, check_choice, check_int
-from ..core.kernels import rng_below, shuffle
+from ..core.kernels import HOT, HOT_INLINE, rng_below, shuffle
 from ..core.state import (
     BID, BIDDER, BIDS0, CUR, FIRST, HDR, LANDLORD, LAST_ROW, LAST_SEAT, NDOUBLE, NLOG, NPASS,
     NREDEAL, PHASE, PLAYS0, PLAY_START, P_AUCTION, P_DONE, P_PLAY, REW0, RNG, WINNER, hand_off,
@@ -64,7 +64,7 @@ def combo_rules(n_players: int = 3) -> ComboRules:
 # -- kernels ---------------------------------------------------------------------------------------
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=True)  # allocates its shuffle buffer
 def _deal(s, o):
     n = o[O_NP]
     for i in range(HDR, log_off(n)):
@@ -82,7 +82,7 @@ def _deal(s, o):
         s[ko + cards[i]] += 1
 
 
-@njit(cache=True)
+@njit(**HOT)
 def _start_auction(s, o):
     n = o[O_NP]
     s[PHASE] = P_AUCTION
@@ -98,7 +98,7 @@ def _start_auction(s, o):
     s[CUR] = s[FIRST]
 
 
-@njit(cache=True)
+@njit(**HOT)
 def start_play(s, o, landlord, bid):
     """Make ``landlord`` the landlord at ``bid``: he takes the kitty and leads."""
     n = o[O_NP]
@@ -112,7 +112,7 @@ def start_play(s, o, landlord, bid):
     start_play_phase(s, landlord)
 
 
-@njit(cache=True)
+@njit(**HOT)
 def _finish(s, o, winner):
     n = o[O_NP]
     s[PHASE] = P_DONE
@@ -134,7 +134,7 @@ def _finish(s, o, winner):
     settle_one_vs_rest(s, n, ll, ll_wins, stake, o[O_REWARD] == 1)
 
 
-@njit(cache=True)
+@njit(**HOT)
 def _begin(s, o, first_bidder, landlord, bid):
     _start_auction(s, o)
     if first_bidder >= 0:
@@ -146,7 +146,7 @@ def _begin(s, o, first_bidder, landlord, bid):
         start_play(s, o, o[O_FIXED_LL], 1)
 
 
-@njit(cache=True)
+@njit(**HOT)
 def _clear(s, seed):
     for i in range(s.shape[0]):
         s[i] = 0
@@ -154,7 +154,7 @@ def _clear(s, seed):
     s[WINNER] = -1
 
 
-@njit(cache=True)
+@njit(**HOT)
 def reset(s, seed, tab, o):
     """Deal a new deal from ``seed`` and start the auction (or the play, ``auction="fixed"``)."""
     _clear(s, seed)
@@ -162,7 +162,7 @@ def reset(s, seed, tab, o):
     _begin(s, o, -1, -1, 0)
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=True)  # slice assignments need the runtime (a cold path)
 def reset_custom(s, seed, o, cards, first_bidder, landlord, bid):
     """Start from a given deal: ``cards[i]`` is seat i's hand, ``cards[n]`` the kitty.
 
@@ -176,7 +176,7 @@ def reset_custom(s, seed, o, cards, first_bidder, landlord, bid):
     _begin(s, o, first_bidder, landlord, bid)
 
 
-@njit(cache=True)
+@njit(**HOT_INLINE)
 def legal(s, tab, o, out):
     ph = s[PHASE]
     pass_id = o[O_PASS]
@@ -187,7 +187,7 @@ def legal(s, tab, o, out):
     return 0
 
 
-@njit(cache=True)
+@njit(**HOT)
 def is_legal(s, a, tab, o):
     ph = s[PHASE]
     pass_id = o[O_PASS]
@@ -198,7 +198,7 @@ def is_legal(s, a, tab, o):
     return False
 
 
-@njit(cache=True)
+@njit(**HOT_INLINE)
 def step(s, a, tab, o):
     """Apply legal action ``a`` for the seat to move."""
     n = o[O_NP]

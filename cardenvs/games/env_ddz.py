@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-
 from ..core.aec import CardEnv
 from ..core.state import BID, LANDLORD, PHASE
 

@@ -1,0 +1,198 @@
+"""The segment scan of the move generator against the plain group-by-group scan.
+
+:func:`cardenvs.core.kernels.gen_legal` visits the play table by *segments* (runs of groups whose
+bodies are the same run of ranks shifted one rank per group, see :mod:`cardenvs.core.table`),
+finds the fitting bodies of a segment with one run mask and jumps over the longer chains after a
+segment none of whose bodies fits.  :func:`cardenvs.core.kernels.gen_legal_scan` tests every
+group's body and then every row of a fitting group, the definition of the legal rows.  Both must
+return the same rows in the same order on every table of the suite (3- and 4-player Dou Dizhu,
+the DouZero and RLCard presets, Wakeng, and the effective-play tables of the wild-joker games,
+whose bombs of up to 12 cards make irregular segments), for free leads and for follows of rows
+of every shape class.
+
+Also checked here: the segment columns against their definition (every body of a regular
+segment is its run), the skip pointers (a hand with no body of a segment has none of the
+segments skipped), and the rank planes against the pure-Python ``planes_of``.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from cardenvs.core.cards import NSLOT, Deck
+from cardenvs.core.combos import ComboRules, enumerate_plays
+from cardenvs.core.kernels import (
+    SEG_G0, SEG_G1, SEG_LEN, SEG_LONE, SEG_M, SEG_S0, SEG_SKIP, gen_legal, gen_legal_scan, planes,
+)
+from cardenvs.core.table import Table, planes_of, run_of
+from cardenvs.games.doudizhu import play_table
+
+ORDER = "3456789TJQKA2BR"
+
+
+def _wild_two_decks() -> Table:
+    rules = ComboRules(
+        deck=Deck.standard(ORDER, 2), chain_lo=0, chain_hi=11, straight=(5, 12),
+        pair_chain=(3, 12), airplane=(2, 8), airplane_singles=None, airplane_pairs=(2, 5),
+        trio_single=False, four_two_singles=False, four_two_pairs=False, joker_pairs=True,
+        bomb_sizes=tuple(range(4, 13)), bomb_order="size_rank", rocket=(("B", 2), ("R", 2)),
+        wilds=4, chain_only=(0,), pairs_both_joker_pairs=True, max_cards=25)
+    return Table(rules.deck, enumerate_plays(rules))
+
+
+def _wild_one_deck() -> Table:
+    rules = ComboRules(
+        deck=Deck.standard(ORDER, 1), chain_lo=0, chain_hi=11, straight=(5, 12),
+        pair_chain=(2, 12), airplane=None, airplane_singles=None, airplane_pairs=None,
+        trio_single=False, four_two_singles=False, four_two_pairs=False,
+        bomb_sizes=(4, 5, 6), bomb_order="size_rank", rocket=(("B", 1), ("R", 1)),
+        rocket_low=True, wilds=2, joker_singles=False, max_cards=10)
+    return Table(rules.deck, enumerate_plays(rules))
+
+
+def _wakeng() -> Table:
+    from cardenvs.games.wakeng import play_table as wakeng_table
+
+    return wakeng_table()
+
+
+TABLES = {
+    "ddz3": lambda: play_table(3, "seed"),
+    "ddz3-douzero": lambda: play_table(3, "douzero"),
+    "ddz3-rlcard": lambda: play_table(3, "rlcard"),
+    "ddz4": lambda: play_table(4, "seed"),
+    "wakeng": _wakeng,
+    "wild-one-deck": _wild_one_deck,
+    "wild-two-decks": _wild_two_decks,
+}
+
+
+@pytest.fixture(scope="module", params=sorted(TABLES))
+def table(request) -> Table:
+    return TABLES[request.param]()
+
+
+def _random_hand(rng, deck: Deck, size: int, boost: float) -> np.ndarray:
+    """A random hand of ``size`` cards of ``deck``; with ``boost`` > 0 biased towards many
+    copies of few ranks (trios, bombs, long chains of pairs), so every segment gets hits."""
+    cards = np.repeat(np.arange(deck.n_ranks), deck.copies)
+    if boost > 0:
+        w = rng.random(deck.n_ranks) ** (1 + 4 * boost)
+        p = w[cards]
+        pick = rng.choice(len(cards), size, replace=False, p=p / p.sum())
+    else:
+        pick = rng.choice(len(cards), size, replace=False)
+    hand = np.zeros(NSLOT, np.int64)
+    np.add.at(hand, cards[pick], 1)
+    return hand
+
+
+def _both(tab, hand, prev):
+    n = len(tab.plays) + 1
+    a, b = np.full(n, -7, np.int64), np.full(n, -7, np.int64)
+    ka = gen_legal(hand, np.int64(prev), tab.arrays, a)
+    kb = gen_legal_scan(hand, np.int64(prev), tab.arrays, b)
+    return list(a[:ka]), list(b[:kb])
+
+
+def test_segment_columns_match_their_definition(table):
+    arr = table.arrays
+    seg, g_seg = arr.seg, arr.g_seg
+    G = len(arr.g_lo)
+    assert seg[0, SEG_G0] == 0 and seg[-1, SEG_G1] == G
+    assert np.all(seg[1:, SEG_G0] == seg[:-1, SEG_G1])
+    for i, row in enumerate(seg):
+        g0, g1 = int(row[SEG_G0]), int(row[SEG_G1])
+        assert g0 < g1 and np.all(g_seg[g0:g1] == i)
+        assert i < row[SEG_SKIP] <= len(seg)
+        for j, g in enumerate(range(g0, g1)):
+            a, b = arr.g_start[g], arr.g_end[g]
+            body = table.plays[a].body
+            if row[SEG_M] > 0:
+                assert run_of(body) == (row[SEG_M], row[SEG_LEN], row[SEG_S0] + j)
+            if row[SEG_LONE]:
+                assert b - a == 1 and table.plays[a].counts == body
+            # every row of a group has the group's body
+            assert all(table.plays[t].body == body for t in range(a, b))
+
+
+def test_run_of_literal():
+    def c(**kw):
+        v = [0] * NSLOT
+        for r, n in kw.items():
+            v[int(r[1:])] = n
+        return tuple(v)
+
+    assert run_of(c(r3=1)) == (1, 1, 3)
+    assert run_of(c(r0=2, r1=2, r2=2)) == (2, 3, 0)  # 334455
+    assert run_of(c(r0=2, r1=2, r3=2)) is None  # a gap
+    assert run_of(c(r0=3, r1=2)) is None  # mixed multiplicities
+    assert run_of(c(r4=8)) == (8, 1, 4)
+    assert run_of(c(r4=9)) is None  # beyond plane 8
+    assert run_of(c()) is None
+
+
+def test_skip_pointers_are_sound(table):
+    """A hand with no body of segment i fits no body of the segments i+1 .. skip-1."""
+    arr = table.arrays
+    seg = arr.seg
+    rng = np.random.default_rng(5)
+    deck = table.deck
+    for _ in range(300):
+        hand = _random_hand(rng, deck, int(rng.integers(1, min(sum(deck.copies), 34))),
+                            float(rng.random()))
+        lo, hi = planes_of(hand)
+        fit = ((arr.g_lo & ~np.int64(lo)) | (arr.g_hi & ~np.int64(hi))) == 0
+        for i, row in enumerate(seg):
+            if row[SEG_M] > 0 and not fit[row[SEG_G0]:row[SEG_G1]].any():
+                j = int(row[SEG_SKIP])
+                assert not fit[row[SEG_G1]:seg[j - 1, SEG_G1]].any()
+
+
+def test_free_leads_match_plain_scan(table):
+    rng = np.random.default_rng(11)
+    deck = table.deck
+    total = sum(deck.copies)
+    emitted = 0
+    for i in range(600):
+        size = int(rng.integers(1, min(total, 34) + 1))
+        hand = _random_hand(rng, deck, size, boost=(i % 3) / 2)
+        a, b = _both(table, hand, -1)
+        assert a == b, deck.format(hand)
+        emitted += len(a)
+    assert emitted > 600  # the hands do make plays
+
+
+def test_follows_match_plain_scan(table):
+    """Follows of rows of every shape class (and bombs), by hands that often can beat them."""
+    rng = np.random.default_rng(12)
+    deck = table.deck
+    arr = table.arrays
+    total = sum(deck.copies)
+    seg = arr.seg
+    # one random row of each segment, several times over
+    prevs = []
+    for _ in range(6):
+        for row in seg:
+            g = int(rng.integers(row[SEG_G0], row[SEG_G1]))
+            prevs.append(int(rng.integers(arr.g_start[g], arr.g_end[g])))
+    beaten = 0
+    for i, prev in enumerate(prevs):
+        for _ in range(4):
+            size = int(rng.integers(1, min(total, 34) + 1))
+            hand = _random_hand(rng, deck, size, boost=float(rng.random()))
+            a, b = _both(table, hand, prev)
+            assert a == b, (table.row_string(prev), deck.format(hand))
+            beaten += bool(a)
+    assert beaten > len(prevs)  # many of the hands can follow
+
+
+def test_planes_match_python():
+    rng = np.random.default_rng(3)
+    for _ in range(2000):
+        counts = rng.integers(0, 10, NSLOT).astype(np.int64)
+        counts[rng.random(NSLOT) < 0.5] = 0
+        lo, hi = planes(counts)
+        assert (int(lo), int(hi)) == tuple(
+            x - (1 << 64) if x >= 1 << 63 else x for x in planes_of(np.minimum(counts, 8)))
