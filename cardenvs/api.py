@@ -55,25 +55,38 @@ def legal_moves(game: str, hand: str, prev: str | None = None, *, prev_type: str
         game: a registry name, e.g. ``"doudizhu"``.
         hand: the cards in hand, e.g. ``"33344455BR"``.
         prev: the play to beat (``None`` = free lead).  Plays with kickers may be written
-            ``body+kickers`` (``"333444555+666"``) to fix their reading.
+            ``body+kickers`` (``"333444555+666"``) to fix their reading.  In the wild-joker
+            games (``niangniang``, ``wulong``) ``prev`` may be written plainly (``"45678"``:
+            jokers may have stood in) or with its jokers (``"45R[6]78"``: the big joker stood
+            for the 6).
         prev_type: the family of ``prev`` when its cards can be read several ways
             (e.g. ``"airplane"`` or ``"airplane_singles"``).
-        **options: the game's options (e.g. ``preset="douzero"``).
+        **options: the game's options (e.g. ``preset="douzero"``), plus the query keywords of
+            games with their own query (a ``query_moves`` method and its ``query_keywords``):
+
+            * ``niangniang``, ``wulong``: ``plain=True`` lists the distinct effective plays
+              (``"45678"``) instead of every realisation;
+            * ``wulong``: ``declared=True``: the hand has declared (报牌), so every play holds
+              its top card.
 
     Returns:
         Card strings sorted by the game's rank order within each play, listed by size then
-        rank.  Raises ``ValueError`` for unknown cards, impossible hands, or an ambiguous
-        ``prev``.
+        rank.  The wild-joker games list every realisation of each play, a wild joker
+        written with the rank it stands for in brackets (``"45R[6]78"``, ``"333B[3]"``; the
+        game's own canonical choices of which joker stands in), ``plain=True`` the effective
+        plays.  Raises ``ValueError`` for unknown cards, impossible hands, malformed bracket
+        notation, or an ambiguous ``prev``.
     """
     from .core.kernels import gen_legal
 
-    # -- wulong: its own query (cardenvs.games.wulong.Wulong.legal_moves): every realisation of
-    # a play with its wild jokers, written "45R[6]78"; keywords plain=True (effective plays,
-    # "45678") and declared=True (the hand has declared: every play holds its top card) ------
-    if game == "wulong":
-        query = {k: options.pop(k) for k in ("plain", "declared") if k in options}
-        return make_game(game, **options).legal_moves(hand, prev, prev_type, **query)
+    # -- games with their own query (wild jokers): Game.query_moves(hand, prev, prev_type,
+    # **query), the query keywords named by the game's ``query_keywords`` ------------------
+    keys = getattr(make_game(game), "query_keywords", ()) if options else ()
+    query = {k: options.pop(k) for k in keys if k in options}
     g = make_game(game, **options)
+    hook = getattr(g, "query_moves", None)
+    if hook is not None:
+        return hook(hand, prev, prev_type, **query)
     counts = g.deck.parse(hand, what="hand")
     max_hand = getattr(g, "max_hand", None)
     if max_hand is not None and counts.sum() > max_hand:
@@ -83,10 +96,7 @@ def legal_moves(game: str, hand: str, prev: str | None = None, *, prev_type: str
         prev_row = g.table.find(prev, prev_type, strict=True, what="prev")
         both = counts + g.tab.counts[prev_row]
         over = np.flatnonzero(both > g.deck.full_counts())
-        check = getattr(g, "check_position", None)  # wild-joker games: jokers may stand in
-        if check is not None:
-            check(counts, prev_row)
-        elif over.size:
+        if over.size:
             r = int(over[0])
             raise ValueError(
                 f"impossible position: hand {hand!r} and prev {prev!r} hold {int(both[r])} "
@@ -95,8 +105,7 @@ def legal_moves(game: str, hand: str, prev: str | None = None, *, prev_type: str
     elif prev_type is not None:
         raise ValueError("prev_type given without prev")
     out = np.empty(len(g.table), np.int64)
-    rows = getattr(g, "legal_rows", None)  # wild-joker games generate with their jokers
-    k = rows(counts, prev_row, out) if rows is not None else gen_legal(counts, prev_row, g.tab, out)
+    k = gen_legal(counts, prev_row, g.tab, out)
     seen = {}
     for row in out[:k]:
         c = g.table.plays[row].counts

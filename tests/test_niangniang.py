@@ -44,7 +44,9 @@ G = "niangniang"
 
 
 def lm(hand, prev=None, **options):
-    return legal_moves(G, hand, prev, **options)
+    """The effective plays of a hand (``plain=True``: ``"55"`` for ``5B[5]``); every
+    realisation in the bracket notation is tested in ``tests/test_wild_query.py``."""
+    return legal_moves(G, hand, prev, plain=True, **options)
 
 
 def make(**kw):

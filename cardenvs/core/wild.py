@@ -22,17 +22,30 @@ Which jokers stand in, and whether to spend a joker where naturals exist, are th
 choices (secondary decisions); this module answers only "can the hand make this effective
 play", plus :func:`min_wilds` and a slow reference (:func:`classify_wild`,
 :func:`reference_legal_wild`) for the differential tests.
+
+**The bracket notation** of a realisation (one way to make an effective play with physical
+cards), shared by every wild-joker game's rules queries and action strings: a wild joker
+standing in is written as the joker followed by the rank it stands for in brackets, any other
+character is a card as itself: ``"45R[6]78"`` is the straight ``45678`` made with the big
+joker as its 6, ``"444R[4]R[4]"`` the bomb ``44444``, ``"444RR"`` a trio with a pair of big
+jokers as themselves.  :func:`parse_wild` reads it (:class:`WildPlay`: effective cards, which
+joker stands for which rank, the physical cards), :func:`format_wild` writes it canonically
+(natural ranks in rank order, each rank's naturals then its stand-ins, jokers by slot; jokers
+as themselves last), :func:`find_wild` finds the play-table row of a play written either way
+and :func:`sort_wild` orders query answers.
 """
 
 from __future__ import annotations
 
 import itertools
+import re
+from functools import lru_cache
 from typing import Iterable, NamedTuple, Optional, Sequence
 
 import numpy as np
 from numba import njit
 
-from .cards import NSLOT
+from .cards import NSLOT, SUITS, Deck
 from .kernels import planes
 from .reference import Reading, beats, classify, submultisets
 
@@ -222,3 +235,208 @@ def reference_legal_wild(hand: Sequence[int], prev: Optional[Reading], rules,
             if prev is None or beats(wr.reading, prev):
                 out.add(wr)
     return out
+
+
+# -- the bracket notation (rules queries, action strings) --------------------------------------------
+
+
+class WildPlay(NamedTuple):
+    """A play written in the bracket notation, as read by :func:`parse_wild`.
+
+    effective: int64[16] effective cards: a joker standing in counts as the rank it stands
+        for; a joker as itself counts in its own slot.
+    stands: int64[16, 16]: ``stands[j, r]`` jokers of slot ``j`` standing for rank ``r``.
+    text: the writing with each ``J[x]`` replaced by ``x`` (other characters kept, so the
+        ``body+kickers`` notation of :meth:`cardenvs.core.table.Table.find` still works).
+    """
+
+    effective: np.ndarray
+    stands: np.ndarray
+    text: str
+
+    @property
+    def physical(self) -> np.ndarray:
+        """The cards actually played: naturals, jokers as themselves and jokers standing in."""
+        return self.effective - self.stands.sum(0) + self.stands.sum(1)
+
+    @property
+    def stood_for(self) -> np.ndarray:
+        """int64[16]: how many jokers stand for each rank."""
+        return self.stands.sum(0)
+
+    @property
+    def n_stand(self) -> int:
+        """Jokers standing in."""
+        return int(self.stands.sum())
+
+
+@lru_cache(maxsize=64)
+def _natural_ranks_cached(deck: Deck, joker_slots: tuple[int, ...]) -> tuple[int, ...]:
+    js = set(joker_slots)
+    return tuple(r for r in range(deck.n_ranks) if r not in js)
+
+
+def _natural_ranks(deck: Deck, joker_slots: Sequence[int]) -> tuple[int, ...]:
+    return _natural_ranks_cached(deck, tuple(int(j) for j in joker_slots))
+
+
+#: a joker standing in, ``J[x]``: group 1 is the stood-for rank (keys of :func:`sort_wild`)
+_STAND_RE = re.compile(r".\[(.)\]")
+
+
+def parse_wild(text: str, deck: Deck, joker_slots: Sequence[int], wild_slots: Sequence[int],
+               *, what: str = "play") -> WildPlay:
+    """Read a play written in the bracket notation (``"45R[6]78"``; ``"45678"`` is plain).
+
+    ``joker_slots``: rank indices of the deck's jokers; ``wild_slots``: those that may stand
+    in.  Spaces, commas and ``+`` are skipped (they are kept in :attr:`WildPlay.text`).
+    Raises ``ValueError`` naming the problem: an unknown card, a bracket after a card that is
+    no wild joker, a joker standing for a joker or for nothing, an unclosed bracket, more
+    physical copies of a card than the deck holds, or jokers standing in with no natural card
+    in the play (a joker never stands in alone).  A writing with no bracket is *plain*: its
+    natural cards are the effective ones, jokers may have stood in for some of them, so only
+    its jokers are held to the deck's copies; a writing with brackets names every physical
+    card.  Whether the effective cards are a play of the game is :func:`find_wild`'s
+    question.
+    """
+    if not isinstance(text, str):
+        raise TypeError(f"{what} must be a string, got {type(text).__name__}")
+    js, ws = set(joker_slots), set(wild_slots)
+    naturals = _natural_ranks(deck, joker_slots)
+    nat_names = " ".join(deck.order[r] for r in naturals)
+    eff = [0] * NSLOT
+    stand_list: list[tuple[int, int]] = []
+    plain: list[str] = []
+    i, n = 0, len(text)
+    while i < n:
+        ch = text[i]
+        if ch in " ,+":
+            plain.append(ch)
+            i += 1
+            continue
+        if ch == "[":
+            after = repr(text[i - 1]) if i > 0 else "nothing"
+            raise ValueError(f"{what} {text!r}: '[' after {after}: only a wild joker takes a "
+                             f"bracket with the rank it stands for, e.g. "
+                             f"'{deck.order[min(ws) if ws else min(js)]}[5]'")
+        if ch == "]":
+            raise ValueError(f"{what} {text!r}: ']' without an opening '['")
+        if ch in SUITS:
+            raise ValueError(f"{what} {text!r}: suit letter {ch!r} is not used here; write "
+                             f"ranks only ({' '.join(deck.order)})")
+        r = deck.order.find(ch)
+        if r < 0:
+            raise ValueError(f"{what} {text!r}: unknown card {ch!r}; this game's ranks are "
+                             f"{' '.join(deck.order)}")
+        if i + 1 < n and text[i + 1] == "[":
+            if r not in js:
+                raise ValueError(f"{what} {text!r}: '[' after {ch!r}, which is no joker: only "
+                                 f"a wild joker takes a bracket with the rank it stands for")
+            if r not in ws:
+                raise ValueError(f"{what} {text!r}: {ch} is not wild in this game (with these "
+                                 f"options); it plays only as itself")
+            close = text.find("]", i + 2)
+            if close < 0:
+                raise ValueError(f"{what} {text!r}: unclosed '[' after {ch!r}")
+            inner = text[i + 2:close]
+            t = deck.order.find(inner) if len(inner) == 1 else -1
+            if t < 0 or t in js:
+                raise ValueError(f"{what} {text!r}: {ch}[{inner}] must stand for one natural "
+                                 f"rank ({nat_names})")
+            stand_list.append((r, t))
+            eff[t] += 1
+            plain.append(inner)
+            i = close + 1
+            continue
+        eff[r] += 1
+        plain.append(ch)
+        i += 1
+    stands = np.zeros((NSLOT, NSLOT), np.int64)
+    phys = list(eff)
+    for j, t in stand_list:
+        stands[j, t] += 1
+        phys[j] += 1
+        phys[t] -= 1
+    wp = WildPlay(np.array(eff, np.int64), stands, "".join(plain))
+    for r in range(deck.n_ranks):
+        # a plain writing ("44444") may hide jokers standing in: only its jokers are exact
+        if phys[r] > deck.copies[r] and (r in js or stand_list):
+            raise ValueError(f"{what} {text!r}: too many {deck.order[r]!r} (the deck holds "
+                             f"{deck.copies[r]})")
+    if stand_list and not any(phys[r] for r in naturals):
+        raise ValueError(f"{what} {text!r}: a joker stands in only in a play holding at least "
+                         f"one natural card")
+    return wp
+
+
+def format_wild(deck: Deck, effective: Sequence[int], stands: np.ndarray,
+                joker_slots: Sequence[int]) -> str:
+    """Write a realisation canonically: for each natural rank in rank order its natural cards,
+    then the jokers standing for it (by joker slot: ``B[5]`` before ``R[5]``); then the jokers
+    as themselves (``"45R[6]78"``, ``"444R[4]R[4]"``, ``"444RR"``).
+
+    ``effective``: the effective cards (int64[16]); ``stands[j, r]``: jokers of slot ``j``
+    standing for rank ``r``.  :func:`parse_wild` reads the result back to the same arrays.
+    """
+    eff = effective.tolist() if isinstance(effective, np.ndarray) else [int(x) for x in effective]
+    order = deck.order
+    js = sorted(joker_slots)
+    sarr = np.asarray(stands, np.int64)[js]
+    st = sarr.tolist()  # per joker slot: stand-ins per rank
+    tot = sarr.sum(0).tolist()
+    parts = []
+    for r in _natural_ranks(deck, joker_slots):
+        k = tot[r]
+        if k > eff[r]:
+            raise ValueError(f"{k} jokers stand for {order[r]!r} but the play holds only "
+                             f"{eff[r]} of it")
+        if eff[r]:
+            parts.append(order[r] * (eff[r] - k))
+        if k:
+            for i, j in enumerate(js):
+                if st[i][r]:
+                    parts.append(f"{order[j]}[{order[r]}]" * st[i][r])
+    for j in js:
+        parts.append(order[j] * eff[j])
+    return "".join(parts)
+
+
+def find_wild(table, text: str, family: Optional[str], joker_slots: Sequence[int],
+              wild_slots: Sequence[int], *, strict: bool = True,
+              what: str = "prev") -> tuple[int, WildPlay]:
+    """The play-table row of a play written plainly (``"45678"``) or with its jokers
+    (``"45R[6]78"``), and the parsed :class:`WildPlay`.
+
+    ``family`` / ``strict`` as in :meth:`cardenvs.core.table.Table.find`.  A ``ValueError``
+    says when the effective cards are no play of the game (e.g. a joker standing for a rank
+    the combination cannot use, ``"5B[7]"``), and hints at the bracket notation when a wild
+    joker is written bare (``"555B"``).
+    """
+    wp = parse_wild(text, table.deck, joker_slots, wild_slots, what=what)
+    try:
+        row = table.find(wp.text, family, strict=strict, what=what)
+    except ValueError as e:
+        if wp.n_stand:
+            raise ValueError(f"{what} {text!r} reads {wp.text!r} with its jokers standing "
+                             f"in: {e}") from None
+        bare = [table.deck.order[j] for j in wild_slots if wp.effective[j]]
+        if bare:
+            raise ValueError(f"{e}; a wild joker standing in is written with the rank it "
+                             f"stands for in brackets, e.g. '{bare[0]}[5]'") from None
+        raise
+    return row, wp
+
+
+def sort_wild(texts: Iterable[str], deck: Deck) -> list[str]:
+    """Distinct plays (plain or bracket notation) sorted as rules queries list them: by the
+    number of effective cards, then by their ranks (lowest first, rank by rank), then by the
+    writing (``"33"`` before ``"3B[3]"``).  The texts are not validated (write them with
+    :func:`format_wild`, or check them with :func:`parse_wild`)."""
+    idx = {ch: i for i, ch in enumerate(deck.order)}
+    keyed = {}
+    for t in texts:
+        if t not in keyed:
+            plain = _STAND_RE.sub(r"\1", t)
+            ranks = sorted(idx[ch] for ch in plain if ch in idx)
+            keyed[t] = (len(ranks), ranks, t)
+    return sorted(keyed, key=keyed.__getitem__)

@@ -76,6 +76,7 @@ plays are ``PLAYED - jokers + stood-for``.
 from __future__ import annotations
 
 from functools import lru_cache
+from typing import Optional
 
 import numpy as np
 from numba import njit
@@ -92,7 +93,9 @@ from ..core.state import (
     state_size, AUX0,
 )
 from ..core.table import Table
-from ..core.wild import WildRows, gen_legal_wild, wild_rows
+from ..core.wild import (
+    WildPlay, WildRows, find_wild, format_wild, gen_legal_wild, sort_wild, wild_rows,
+)
 
 NP = 4
 NR = 15  # rank slots: 13 naturals, B, R
@@ -1021,17 +1024,123 @@ class Niangniang(Game):
         self.state_size = STATE_SIZE
 
     # -- the rules query API ------------------------------------------------------------------------
-    def legal_rows(self, counts: np.ndarray, prev_row: int, out: np.ndarray) -> int:
-        """Legal play rows of a hand (jokers as wild cards) against ``prev_row`` (-1: free lead).
+    #: keywords of :meth:`query_moves` that :func:`cardenvs.legal_moves` passes on
+    query_keywords = ("plain",)
 
-        Used by :func:`cardenvs.api.legal_moves` for wild-joker games.
+    def query_moves(self, hand: str, prev: Optional[str] = None, prev_type: Optional[str] = None,
+                    *, plain: bool = False) -> list[str]:
+        """Every legal play of ``hand`` against ``prev`` (``None``: free lead), the hook of
+        :func:`cardenvs.legal_moves`.
+
+        Each realisation the game's joker decisions can produce is listed (:meth:`realisations`),
+        a joker standing in written with the rank it stands for in brackets
+        (:mod:`cardenvs.core.wild`): holding ``333B``, ``"33"`` and ``"3B[3]"`` are two ways to
+        play the pair ``33``, ``"333B[3]"`` is the bomb ``3333``; the joker bomb is ``"BR"``.
+        ``plain=True`` lists the distinct effective plays instead (``"33"``, ``"3333"``).
+        ``prev`` may be written plainly (``"5555"``: jokers may have stood in) or with its
+        jokers (``"555B[5]"``).  Sorted by size, then by rank order, then by the writing.
         """
+        check_bool("plain", plain)
+        counts = self.deck.parse(hand, what="hand")
+        if counts.sum() > HAND:
+            raise ValueError(f"hand {hand!r} has {int(counts.sum())} cards; at most {HAND} "
+                             f"in niangniang")
+        prev_row = -1
+        if prev is not None:
+            prev_row, wp = find_wild(self.table, prev, prev_type, self.joker_slots,
+                                     self.joker_slots)
+            self._check_prev(hand, counts, prev, prev_row, wp)
+        elif prev_type is not None:
+            raise ValueError("prev_type given without prev")
+        out = np.empty(len(self.table), np.int64)
+        k = self.legal_rows(counts, prev_row, out)
+        res: list[str] = []
+        for t in out[:k].tolist():
+            eff = self.tab.counts[t]
+            if plain:
+                res.append(self.deck.format(eff))
+                continue
+            for st in self.realisations(counts, t):
+                res.append(format_wild(self.deck, eff, st, self.joker_slots))
+        return sort_wild(res, self.deck)
+
+    legal_moves = query_moves
+
+    def realisations(self, counts: np.ndarray, row: int) -> list[np.ndarray]:
+        """Every way the hand ``counts`` may make the legal play ``row`` under the game's joker
+        decisions (module docstring, "joker realisation"): ``stands[j, r]`` jokers of slot ``j``
+        standing for rank ``r`` (int64[16, 16] each).
+
+        The jokers the row needs beyond the hand's naturals stand in (forced); then any
+        multiset of further stand-ins, at most one per natural card of the row beyond the
+        forced ones, while jokers are left in hand and at least one natural card stays in the
+        play; none outside bombs with ``joker_wild_scope="bombs_only"``.  The physical jokers
+        are canonical: ``B`` first if held (``B`` and ``R`` are interchangeable); written with
+        ``B`` taking the lowest stood-for ranks.  The joker bomb ``BR`` has one realisation
+        with no stand-ins.
+        """
+        h = [int(x) for x in counts]
+        c = [int(x) for x in self.tab.counts[row]]
+        w = h[JB] + h[JR]
+        forced = [max(0, c[r] - h[r]) for r in range(NNAT)]
+        nf = sum(forced)
+        room = [c[r] - forced[r] for r in range(NNAT)]
+        budget = min(w, int(self.tab.ncards[row]) - 1) - nf
+        if self.opts[O_BOMBSONLY] == 1 and self.tab.power[row] == 0:
+            budget = 0
+        if int(self.tab.family[row]) == ROCKET:
+            budget = 0
+        extras: list[list[int]] = []
+
+        def rec(r: int, left: int, cur: list[int]) -> None:
+            if r == NNAT:
+                extras.append(list(cur))
+                return
+            for v in range(min(room[r], left) + 1):
+                cur[r] = v
+                rec(r + 1, left - v, cur)
+            cur[r] = 0
+
+        rec(0, max(budget, 0), [0] * NNAT)
+        out = []
+        for v in extras:
+            ranks = [r for r in range(NNAT) for _ in range(forced[r] + v[r])]
+            st = np.zeros((16, 16), np.int64)
+            for i, r in enumerate(ranks):
+                st[JB if i < h[JB] else JR, r] += 1
+            out.append(st)
+        return out
+
+    def _check_prev(self, hand: str, counts: np.ndarray, prev: str, prev_row: int,
+                    wp: WildPlay) -> None:
+        """``ValueError`` unless the hand and the play to beat can be held together.  A plain
+        ``prev`` may have had jokers standing in (:meth:`check_position`); one written with
+        its jokers fixes its physical cards (and, with ``joker_wild_scope="bombs_only"``,
+        jokers stand in only inside bombs)."""
+        if wp.n_stand == 0:
+            self.check_position(counts, prev_row)
+            return
+        if self.opts[O_BOMBSONLY] == 1 and self.tab.power[prev_row] == 0:
+            raise ValueError(f"prev {prev!r}: with joker_wild_scope='bombs_only' a joker stands "
+                             f"in only inside a bomb")
+        both = counts + wp.physical
+        over = np.flatnonzero(both > self.deck.full_counts())
+        if over.size:
+            r = int(over[0])
+            raise ValueError(f"impossible position: hand {hand!r} and prev {prev!r} hold "
+                             f"{int(both[r])} cards of {self.deck.order[r]!r}; the deck has "
+                             f"{self.deck.copies[r]}")
+
+    def legal_rows(self, counts: np.ndarray, prev_row: int, out: np.ndarray) -> int:
+        """Legal play rows of a hand (jokers as wild cards) against ``prev_row`` (-1: free lead),
+        written to ``out``; returns how many (used by :meth:`query_moves`)."""
         return int(legal_wild_rows(np.asarray(counts, np.int64), np.int64(prev_row), self.tab,
                             self.opts, out))
 
     def check_position(self, counts: np.ndarray, prev_row: int) -> None:
         """``ValueError`` unless a hand ``counts`` and the effective play ``prev_row`` can be held
-        together from one deck (the play's extra cards stood in for by jokers the hand lacks)."""
+        together from one deck (the play's extra cards stood in for by jokers the hand lacks);
+        :meth:`query_moves` with a plain ``prev``."""
         prev = self.tab.counts[prev_row]
         full = self.deck.full_counts()
         jokers_left = int(full[JB] + full[JR] - counts[JB] - counts[JR] - prev[JB] - prev[JR])

@@ -104,7 +104,9 @@ from ..core.state import (
     WINNER, hand_off, kitty_off, log_action, played_off, start_play_phase, state_size,
 )
 from ..core.table import Table
-from ..core.wild import WildRows, popcount, wild_count, wild_rows
+from ..core.wild import (
+    WildRows, find_wild, format_wild, parse_wild, popcount, sort_wild, wild_count, wild_rows,
+)
 
 ORDER = "3456789TJQKA2BR"
 NP = 4
@@ -1209,7 +1211,6 @@ def _parse_suited(text, what: str) -> list[tuple[str, int]]:
 
 
 _PICK_RE = re.compile(r"^([BR])\[(.)\]$")
-_WILD_RE = re.compile(r"([BR])\[(.)\]")
 
 
 class Wulong(Game):
@@ -1325,26 +1326,17 @@ class Wulong(Game):
         return None
 
     def effective(self, text: str) -> str:
-        """The effective cards of a play written with wild jokers: ``"45R[6]78"`` -> ``"45678"``."""
-        if not isinstance(text, str):
-            raise TypeError(f"play must be a string, got {type(text).__name__}")
-        for kind, ch in _WILD_RE.findall(text):
-            if ch not in ORDER[:NAT]:
-                raise ValueError(f"play {text!r}: {kind}[{ch}] must stand for a natural rank "
-                                 f"({' '.join(ORDER[:NAT])})")
-        return _WILD_RE.sub(lambda mt: mt.group(2), text)
+        """The effective cards of a play written with wild jokers: ``"45R[6]78"`` -> ``"45678"``
+        (the bracket notation of :func:`cardenvs.core.wild.parse_wild`)."""
+        return parse_wild(text, self.deck, self.joker_slots, self.wild_slots).text
 
     def realisation_string(self, row: int, kb: Sequence[int], kr: Sequence[int]) -> str:
         """A play with its jokers: naturals and stand-ins in rank order (``"45R[6]78"``), the
-        jokers that are themselves last (``"444RR"``)."""
-        c = self.table.plays[row].counts
-        parts = []
-        for r in range(NAT):
-            nat = c[r] - int(kb[r]) - int(kr[r])
-            parts.append(ORDER[r] * nat + f"B[{ORDER[r]}]" * int(kb[r])
-                         + f"R[{ORDER[r]}]" * int(kr[r]))
-        parts.append("B" * c[JB] + "R" * c[JR])
-        return "".join(parts)
+        jokers that are themselves last (``"444RR"``); :func:`cardenvs.core.wild.format_wild`."""
+        st = np.zeros((16, 16), np.int64)
+        st[JB, :NAT] = np.asarray(kb, np.int64)[:NAT]
+        st[JR, :NAT] = np.asarray(kr, np.int64)[:NAT]
+        return format_wild(self.deck, self.tab.counts[row], st, self.joker_slots)
 
     # -- realisations (Python side: tests, legal_moves, render) ------------------------------------
     def realisations(self, state: np.ndarray, row: int) -> list[tuple[tuple, tuple]]:
@@ -1435,17 +1427,17 @@ class Wulong(Game):
             if prev_seat is None:
                 prev_seat = (to_move - 1) % NP
             check_int("prev_seat", prev_seat, 0, NP - 1)
-            row = self.table.find(self.effective(prev), strict=True, what="prev")
-            kb, kr = [0] * NAT, [0] * NAT
-            for kind, ch in _WILD_RE.findall(prev):
-                (kb if kind == "B" else kr)[ORDER.index(ch)] += 1
+            row, wp = find_wild(self.table, prev, None, self.joker_slots, self.wild_slots)
             s[LAST_ROW] = row
             s[LAST_SEAT] = prev_seat
-            s[X_LB:X_LB + NAT] = kb
-            s[X_LR:X_LR + NAT] = kr
+            s[X_LB:X_LB + NAT] = wp.stands[JB, :NAT]
+            s[X_LR:X_LR + NAT] = wp.stands[JR, :NAT]
 
     # -- the rules query API hook (cardenvs.legal_moves) ------------------------------------------
-    def legal_moves(self, hand: str, prev: Optional[str] = None, prev_type: Optional[str] = None,
+    #: keywords of :meth:`query_moves` that :func:`cardenvs.legal_moves` passes on
+    query_keywords = ("plain", "declared")
+
+    def query_moves(self, hand: str, prev: Optional[str] = None, prev_type: Optional[str] = None,
                     *, declared: bool = False, plain: bool = False) -> list[str]:
         """Every legal play of ``hand`` against ``prev`` (``None``: free lead).
 
@@ -1453,8 +1445,11 @@ class Wulong(Game):
         ``"444RR"`` (trio + pair of big jokers), ``"444R[4]R[4]"`` (the bomb ``44444``).
         ``plain=True`` lists the distinct effective plays instead (``"45678"``).
         ``declared=True``: the hand has declared (报牌), so every play holds its top card.
-        Sorted by size, then by rank order.
+        ``prev`` may be written either way (``"45678"`` or ``"45R[6]78"``).  Sorted by size,
+        then by rank order (:func:`cardenvs.core.wild.sort_wild`).
         """
+        check_bool("declared", declared)
+        check_bool("plain", plain)
         counts = self.deck.parse(hand, what="hand")
         if counts.sum() > HAND:
             raise ValueError(f"hand {hand!r} has {int(counts.sum())} cards; at most {HAND} "
@@ -1463,10 +1458,9 @@ class Wulong(Game):
             raise ValueError("hand is empty")
         prev_row = -1
         if prev is not None:
-            if not isinstance(prev, str):
-                raise TypeError(f"prev must be a string, got {type(prev).__name__}")
-            prev_row = self.table.find(self.effective(prev), prev_type, strict=True, what="prev")
-            self._check_position(hand, counts, prev, prev_row)
+            prev_row, wp = find_wild(self.table, prev, prev_type, self.joker_slots,
+                                     self.wild_slots)
+            self._check_position(hand, counts, prev, wp)
         elif prev_type is not None:
             raise ValueError("prev_type given without prev")
         s = self.new_state()
@@ -1486,23 +1480,17 @@ class Wulong(Game):
                 continue
             for kb, kr in self.realisations(s, row):
                 res.append(self.realisation_string(row, kb, kr))
-        rank = {ch: i for i, ch in enumerate(ORDER)}
+        return sort_wild(res, self.deck)
 
-        def key(text: str):
-            eff = self.effective(text)
-            return (len(eff), [rank[ch] for ch in eff], text)
+    legal_moves = query_moves
 
-        return sorted(set(res), key=key)
-
-    def _check_position(self, hand: str, counts: np.ndarray, prev: str, prev_row: int) -> None:
-        """``ValueError`` when the hand and the play to beat cannot both come from the decks:
-        more of a joker than two decks hold, or more natural cards than the 8 copies plus the
-        wild jokers left over can make."""
-        p = list(self.table.plays[prev_row].counts)
+    def _check_position(self, hand: str, counts: np.ndarray, prev: str, wp) -> None:
+        """``ValueError`` when the hand and the play to beat (``wp``, its
+        :class:`cardenvs.core.wild.WildPlay`) cannot both come from the decks: more of a joker
+        than two decks hold, or more natural cards than the 8 copies plus the wild jokers left
+        over can make (jokers written as wilds count as jokers, not naturals)."""
+        p = [int(x) for x in wp.physical]
         used = {JB: int(counts[JB]) + p[JB], JR: int(counts[JR]) + p[JR]}
-        for kind, ch in _WILD_RE.findall(prev):  # jokers written as wilds: not naturals
-            used[JB if kind == "B" else JR] += 1
-            p[ORDER.index(ch)] -= 1
         for j, n in used.items():
             if n > 2:
                 raise ValueError(f"impossible position: hand {hand!r} and prev {prev!r} hold "
