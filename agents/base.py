@@ -125,11 +125,17 @@ class ObsReader:
         a, b = self.layout.offsets[name]
         return obs[a:b]
 
-    def cards(self, obs: np.ndarray, name: str) -> np.ndarray:
-        """Counts per rank (``int64[16]``) of a card field."""
-        planes = self.field(obs, name).reshape(self.n_ranks, self.depth)
+    def cards(self, obs: np.ndarray, name: str, depth: Optional[int] = None,
+              n_ranks: Optional[int] = None) -> np.ndarray:
+        """Counts per rank (``int64[16]``) of a card field; ``depth`` / ``n_ranks`` for a field
+        laid out with other planes or ranks than the hand (an effective play with more copies
+        of a rank than a hand can hold, joker stand-ins over the natural ranks)."""
+        R = self.n_ranks if n_ranks is None else n_ranks
+        if depth is None:
+            depth = len(self.field(obs, name)) // R
+        planes = self.field(obs, name).reshape(R, depth)
         out = np.zeros(16, np.int64)
-        out[: self.n_ranks] = (planes > 0.5).sum(1)
+        out[:R] = (planes > 0.5).sum(1)
         return out
 
     def one_hot(self, obs: np.ndarray, name: str) -> int:

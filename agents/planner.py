@@ -21,6 +21,10 @@ The search (:func:`plan_cost`) is a depth-first search over the chains the hand 
 (airplanes, then pair chains, then straights; every start and length), each leaf valued by
 the greedy grouping of the rest above; a node budget keeps the worst case bounded (two-deck
 hands) while ordinary hands are searched completely.
+
+Wild jokers (Da Niangniang, Lanxi Wulong): :func:`plan_cost_wild` and friends try the hand's
+jokers as stand-ins for natural ranks over the effective rows of the table (see the section
+"wild jokers" below).
 """
 
 from __future__ import annotations
@@ -63,8 +67,13 @@ class PlanRules(NamedTuple):
 _CHAIN_WIDTH = {STRAIGHT: 1, PAIR_CHAIN: 2, AIRPLANE: 3}
 
 
-def plan_rules(table) -> PlanRules:
-    """Derive the planner's view of a play table (plain families only; wild rows ignored)."""
+def plan_rules(table, effective: bool = False) -> PlanRules:
+    """Derive the planner's view of a play table.
+
+    By default only plain combinations count (rows a hand can hold without wild cards);
+    ``effective=True`` keeps the effective rows of a wild-joker game too (Da Niangniang's
+    5- and 6-card bombs, Lanxi Wulong's bombs beyond 8 cards), for hands whose jokers have
+    been assigned ranks (:func:`plan_cost_wild`)."""
     R = table.deck.n_ranks
     flags = np.zeros(8, np.int64)
     minlen = np.zeros(4, np.int64)
@@ -83,7 +92,7 @@ def plan_rules(table) -> PlanRules:
         c = p.counts
         ranks = [r for r in range(16) if c[r]]
         natural = all(c[r] <= copies[r] for r in ranks)
-        if not natural:
+        if not natural and not effective:
             continue  # an effective play of a wild game: not a plain combination
         fam = p.family
         if fam in _CHAIN_WIDTH and p.body == p.counts:
@@ -451,3 +460,188 @@ def plan_combos(counts, pr, budget, out_counts, out_meta):
             t += out_counts[i, r]
         out_meta[i, M_N] = t
     return cost, n
+
+
+# -- wild jokers ----------------------------------------------------------------------------------
+# In the wild-joker games (Da Niangniang, Lanxi Wulong) a joker played with at least one
+# natural card stands for any natural rank the combination needs.  The planner values such a
+# hand by trying the jokers as stand-ins: up to ``maxw`` of them (the lowest joker slots first,
+# so Lanxi Wulong keeps its big joker as itself longest) go to each multiset of *candidate*
+# ranks -- ranks the hand holds (a pair, a trio, a bomb one card longer) and empty chain ranks
+# next to held ones (a straight's gap) -- and the best plan of the resulting effective counts
+# wins.  A joker given an empty rank that ends up as a lone single would be illegal, but that
+# assignment never beats giving it a held rank, which costs no more.  A hand that can make no
+# play at all scores ``lone`` (Da Niangniang: one lone joker, the player is stuck and ranks
+# last; Lanxi Wulong: only 3s, the player has failed and pays); ``lone < 0`` turns this off.
+#
+# ``wcfg`` (int64[3]) configures it: the number of natural ranks (jokers stand in only for
+# those), ``maxw`` (jokers tried as stand-ins at most) and ``wmin``: 0 = a joker may join any
+# combination; k > 0 = only ranks held at least k times (Da Niangniang's ``bombs_only``
+# scope: jokers only complete bombs).
+W_NAT, W_MAXW, W_MIN = 0, 1, 2
+
+
+@njit(cache=True)
+def _wild_best(counts, pr, budget, wild, wcfg, lone, best_c):
+    """Lowest plan cost of ``counts`` with its wild jokers (slots ``wild``, lowest first)
+    standing in; ``best_c`` receives the effective counts of the best assignment."""
+    nat = wcfg[W_NAT]
+    maxw = wcfg[W_MAXW]
+    wmin = wcfg[W_MIN]
+    js = np.zeros(8, np.int64)
+    nj = 0
+    for i in range(wild.shape[0]):
+        for _ in range(counts[wild[i]]):
+            if nj < 8:
+                js[nj] = wild[i]
+                nj += 1
+    n_nat = 0
+    total = 0
+    for r in range(16):
+        best_c[r] = counts[r]
+        total += counts[r]
+        if r < nat:
+            n_nat += counts[r]
+    if lone >= 0.0 and total > 0:
+        dead = True  # no card can be played: one lone joker, only chain-only ranks (3s)
+        for r in range(16):
+            if counts[r] > 0 and pr.single_ok[r]:
+                dead = False
+        if dead and pr.flags[F_HAS_ROCKET] == 1:
+            rocket = True
+            for r in range(16):
+                if pr.rocket[r] > counts[r]:
+                    rocket = False
+            dead = not rocket
+        if dead:
+            return lone
+    best = plan_cost(counts, pr, budget)
+    if nj == 0 or n_nat == 0:
+        return best
+    cand = np.zeros(16, np.int64)
+    nc = 0
+    for r in range(nat):
+        ok = counts[r] > 0 if wmin == 0 else counts[r] >= wmin
+        if wmin == 0 and not ok and (pr.chain_ok[1, r] or pr.chain_ok[2, r] or pr.chain_ok[3, r]):
+            for q in range(max(0, r - 2), min(nat, r + 3)):
+                if q != r and counts[q] > 0:
+                    ok = True
+        if ok:
+            cand[nc] = r
+            nc += 1
+    if nc == 0:
+        return best
+    c = np.zeros(16, np.int64)
+    idx = np.zeros(8, np.int64)
+    for k in range(1, min(nj, maxw) + 1):
+        for i in range(k):
+            idx[i] = 0
+        while True:
+            for r in range(16):
+                c[r] = counts[r]
+            for i in range(k):
+                c[js[i]] -= 1
+                c[cand[idx[i]]] += 1
+            v = plan_cost(c, pr, budget)
+            if v < best - 1e-9:
+                best = v
+                for r in range(16):
+                    best_c[r] = c[r]
+            i = k - 1
+            while i >= 0 and idx[i] == nc - 1:
+                i -= 1
+            if i < 0:
+                break
+            idx[i] += 1
+            for j in range(i + 1, k):
+                idx[j] = idx[i]
+    return best
+
+
+@njit(cache=True)
+def plan_cost_wild(counts, pr, budget, wild, wcfg, lone):
+    """The planner's cost of a hand whose jokers in slots ``wild`` are wild (see above)."""
+    best_c = np.zeros(16, np.int64)
+    return _wild_best(counts, pr, budget, wild, wcfg, lone, best_c)
+
+
+@njit(cache=True)
+def play_remainder(hand, row_counts, wild, nat, out):
+    """The physical cards left after playing an effective row with no voluntary stand-in:
+    natural cards where the hand has them, wild jokers (lowest slot first) for the rest,
+    jokers the row holds as themselves.  Returns the cards left."""
+    d = 0
+    left = 0
+    for r in range(16):
+        out[r] = hand[r]
+    for r in range(nat):
+        use = min(row_counts[r], hand[r])
+        out[r] -= use
+        d += row_counts[r] - use
+    for r in range(nat, 16):
+        out[r] -= row_counts[r]
+    for i in range(wild.shape[0]):
+        j = wild[i]
+        take = min(d, out[j])
+        out[j] -= take
+        d -= take
+    for r in range(16):
+        left += out[r]
+    return left
+
+
+@njit(cache=True)
+def plan_costs_after_wild(hand, rows, tab_counts, pr, budget, wild, wcfg, lone, out):
+    """:func:`plan_costs_after` for a wild-joker game (rows are effective plays).
+
+    The remainder is the one without voluntary stand-ins, except when it would hold jokers
+    only: then one or two jokers may stand in for natural cards of the play instead (keeping
+    at least one natural card in it), and the best of those remainders counts -- the
+    follow-up decision can always realise it."""
+    nat = wcfg[W_NAT]
+    c = np.zeros(16, np.int64)
+    c2 = np.zeros(16, np.int64)
+    best_c = np.zeros(16, np.int64)
+    for i in range(rows.shape[0]):
+        t = rows[i]
+        left = play_remainder(hand, tab_counts[t], wild, nat, c)
+        if left == 0:
+            out[i] = -100.0
+            continue
+        best = _wild_best(c, pr, budget, wild, wcfg, lone, best_c)
+        n_nat = 0
+        used = 0
+        for r in range(nat):
+            n_nat += c[r]
+            used += hand[r] - c[r]
+        if n_nat == 0 and used >= 2 and wcfg[W_MIN] == 0:
+            # jokers left alone: put one (or two) in the play for natural cards of it
+            for r1 in range(nat):
+                if hand[r1] - c[r1] < 1:
+                    continue
+                for r2 in range(r1, nat + 1):
+                    if r2 < nat and (left < 2 or used < 3 or hand[r2] - c[r2] < 1 + (r2 == r1)):
+                        continue
+                    for q in range(16):
+                        c2[q] = c[q]
+                    c2[r1] += 1
+                    if r2 < nat:
+                        c2[r2] += 1
+                    k = 2 if r2 < nat else 1
+                    for w in range(wild.shape[0]):
+                        take = min(k, c2[wild[w]])
+                        c2[wild[w]] -= take
+                        k -= take
+                    v = _wild_best(c2, pr, budget, wild, wcfg, lone, best_c)
+                    if v < best:
+                        best = v
+        out[i] = best
+
+
+@njit(cache=True)
+def plan_combos_wild(counts, pr, budget, wild, wcfg, lone, out_counts, out_meta):
+    """:func:`plan_combos` of the best joker assignment: the combinations are effective
+    plays (a joker counted as the rank it stands for)."""
+    best_c = np.zeros(16, np.int64)
+    _wild_best(counts, pr, budget, wild, wcfg, lone, best_c)
+    return plan_combos(best_c, pr, budget, out_counts, out_meta)

@@ -18,7 +18,7 @@ from cardenvs.core.kernels import gen_legal
 PLAIN_AGENTS = ("random", "rules", "rlcard")
 SWEPT_AGENTS = PLAIN_AGENTS + ("trained",)
 # deals per (game, agent) in the legality sweep: two-deck games have longer deals
-DEALS = {"doudizhu": 30, "wakeng": 30, "doudizhu4": 10}
+DEALS = {"doudizhu": 30, "wakeng": 30, "doudizhu4": 10, "niangniang": 20}
 
 
 def _env(game, **options):
@@ -72,6 +72,13 @@ def test_agent_picks_only_legal_actions(game, name):
     ("doudizhu", {"auction": "fixed", "all_pass": "redeal"}),
     ("wakeng", {"open_hand": True, "bombs": False}),
     ("wakeng", {"min_straight": 3, "min_pair_chain": 2, "reveal_kitty": True}),
+    ("niangniang", {"first_niangniang": "reveal_choice", "joker_wild_scope": "bombs_only",
+                    "huozi_scope": "bottom", "allow_trio_single": True}),
+    ("niangniang", {"rank_order": "three_high", "match": True, "max_hands": 2,
+                    "huozi_when": "last", "min_pair_chain": 3}),
+    ("wulong", {"wild_jokers": "big_only", "joker_order": "first_played",
+                "declare_must_include": "all"}),
+    ("wulong", {"wild_jokers": "none", "play_to_completion": True, "first_lead": "C3"}),
 ])
 def test_rules_agent_legal_with_options(game, options):
     env = _env(game, **options)
@@ -260,7 +267,7 @@ def test_rules_wakeng_buries_loose_cards_and_keeps_controls():
 
 
 def test_parts_cover_the_supported_games():
-    for name in ("doudizhu", "doudizhu4", "wakeng"):
+    for name in ("doudizhu", "doudizhu4", "wakeng", "niangniang", "wulong"):
         assert name in PARTS
         assert RulesAgent.unsupported(cardenvs.make_game(name)) is None
 
