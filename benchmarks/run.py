@@ -1,11 +1,13 @@
 """cardenvs benchmark suite: every game of ``cardenvs.GAMES`` side by side with RLCard, DouZero
-and OpenSpiel (3-player Dou Dizhu), on one core, in one process.
+and OpenSpiel (3-player Dou Dizhu), then the batched engine and the training adapters
+(:mod:`benchmarks.vector`), on one core, in one process, in one report with every target.
 
 Usage (from the repository root)::
 
-    python -m benchmarks.run                 # full run (~3-4 minutes), writes benchmarks/results.md
-    python -m benchmarks.run --quick         # ~1 minute, prints only (unless --out is given)
+    python -m benchmarks.run                 # full run (~6-8 minutes), writes benchmarks/results.md
+    python -m benchmarks.run --quick         # ~2 minutes, prints only (unless --out is given)
     python -m benchmarks.run --games doudizhu,wakeng --out /tmp/bench.md
+    python -m benchmarks.run --no-vector     # without the batched-engine section
 
 See ``benchmarks/README.md`` for what each row measures.  Every throughput is the best of a few
 repeats (the machine may be shared); anchors run in this same process one at a time, so every
@@ -48,6 +50,7 @@ from cardenvs.core.state import (  # noqa: E402
 TARGET_AEC_VS_RLCARD = 10.0  # AEC env steps/s >= 10x RLCard's env steps/s
 TARGET_RAW_VS_OPENSPIEL = 5.0  # raw engine decisions/s >= 5x OpenSpiel's
 TARGET_FREE_LEAD_US = 5.0  # free-lead legal-move generation <= 5 us on a 20-card hand
+TARGET_WILD_VS_DDZ4 = 10.0  # wulong move generation <= 10x 4-player Dou Dizhu's (25 cards)
 
 DASH = "—"
 
@@ -182,6 +185,8 @@ class Report:
     targets: list[tuple[str, str, str, str, str]] = field(default_factory=list)
     extra: list[str] = field(default_factory=list)
     values: dict[str, float] = field(default_factory=dict)
+    #: targets computed before the main ones are known, appended after them
+    pending_targets: list[tuple[str, str, str, str, str]] = field(default_factory=list)
 
     def markdown(self) -> str:
         out = ["# cardenvs benchmarks", ""]
@@ -200,7 +205,7 @@ class Report:
                            f"{r.openspiel} | {r.note} |")
             out.append("")
         if self.targets:
-            out.append("## Targets (3-player Dou Dizhu)")
+            out.append("## Targets")
             out.append("")
             out.append("| target | cardenvs | anchor | ratio / value | result |")
             out.append("| --- | ---: | ---: | ---: | --- |")
@@ -238,7 +243,8 @@ class Positions:
 
 def collect_positions(game, n: int, seed: int) -> Positions:
     """Random deals played at random until the play phase starts (a free lead), then one random
-    lead and the next seat's position (a follow of a random legal play)."""
+    lead (and, in the wild-joker games, its random joker picks) and the next seat's position (a
+    follow of a random legal play)."""
     pick = Picker(seed)
     rng = np.random.default_rng(seed + 1)
     s = game.new_state()
@@ -267,6 +273,11 @@ def collect_positions(game, n: int, seed: int) -> Positions:
         if not plays:
             continue
         game.step(s, plays[pick(len(plays))])
+        steps = 0
+        while s[PHASE] not in (P_PLAY, P_DONE) and steps < 100:  # the lead's secondary
+            k = game.legal(s, buf)                               # decisions (joker picks)
+            game.step(s, int(buf[pick(k)]))
+            steps += 1
         if s[PHASE] == P_PLAY and s[LAST_ROW] >= 0 and s[CUR] != s[LAST_SEAT]:
             f = int(s[CUR])
             o = hand_off(f)
@@ -282,6 +293,41 @@ def collect_positions(game, n: int, seed: int) -> Positions:
 # ---------------------------------------------------------------------------------------------
 # cardenvs measurements
 # ---------------------------------------------------------------------------------------------
+
+#: the wild-joker games' own move generators, ``fn(counts, prev, tab, opts, out) -> k``: the
+#: plain :func:`gen_legal` on their tables of *effective* plays would ignore the jokers
+WILD_GENERATORS = {"niangniang": ("cardenvs.games.niangniang", "legal_wild_rows"),
+                   "wulong": ("cardenvs.games.wulong", "gen_rows")}
+
+
+@dataclass
+class MoveGen:
+    """How the benchmark generates a game's legal play rows for a hand and a play to beat."""
+
+    name: str  # the function, for the notes
+    fn: Optional[Callable]  # numba dispatcher; None: no standalone generator (Game.legal only)
+    wild: bool  # fn(counts, prev, tab, opts, out) (wild) or gen_legal(counts, prev, tab, out)
+
+    def call(self, game, counts, prev, out) -> int:
+        if self.wild:
+            return self.fn(counts, prev, game.tab, game.opts, out)
+        return self.fn(counts, prev, game.tab, out)
+
+
+def move_generator(name: str, game) -> MoveGen:
+    """The move generator of game ``name``: :func:`gen_legal` for the plain games, the game's
+    own wild generator (:data:`WILD_GENERATORS`) for the wild-joker games."""
+    if name in WILD_GENERATORS:
+        mod, fn = WILD_GENERATORS[name]
+        f = getattr(importlib.import_module(mod), fn, None)
+        if f is None:
+            log(f"!! {name}: {mod}.{fn} not found; move-generator rows skipped")
+        return MoveGen(f"`{fn}(counts, prev, tab, opts, out)` (jokers wild)", f, True)
+    if getattr(getattr(game, "rules", None), "wilds", 0):
+        log(f"!! {name} has wild jokers but no entry in WILD_GENERATORS; generator rows skipped")
+        return MoveGen("(no standalone generator)", None, True)
+    return MoveGen("`gen_legal(counts, prev, tab, out)`", gen_legal, False)
+
 
 
 @njit(cache=True)
@@ -305,18 +351,37 @@ def _planes_loop(counts, reps):
     return acc
 
 
-def kernel_us(counts: np.ndarray, prevs: np.ndarray, tab, out, cfg: Config) -> tuple[float, float]:
-    """(best µs per gen_legal call inside numba, mean legal rows per call)."""
-    _gen_loop(counts[:1], prevs[:1], tab, out, 1)  # compile / load
+# not cached: specialised on the generator's dispatcher (see cardenvs.core.rollout)
+@njit(cache=False)
+def _gen_loop_wild(gen, counts, prevs, tab, opts, out, reps):
+    """Kernel time of a wild-joker game's own generator (``gen(counts, prev, tab, opts, out)``)."""
+    total = 0
+    for _ in range(reps):
+        for i in range(counts.shape[0]):
+            total += gen(counts[i], prevs[i], tab, opts, out)
+    return total
+
+
+def kernel_us(counts: np.ndarray, prevs: np.ndarray, game, mg: MoveGen, out,
+              cfg: Config) -> tuple[float, float]:
+    """(best µs per move-generator call inside numba, mean legal rows per call)."""
+    tab = game.tab
+    if mg.wild:
+        def loop(c, p, reps):
+            return _gen_loop_wild(mg.fn, c, p, tab, game.opts, out, reps)
+    else:
+        def loop(c, p, reps):
+            return _gen_loop(c, p, tab, out, reps)
+    loop(counts[:1], prevs[:1], 1)  # compile / load
     n = counts.shape[0]
     t0 = time.perf_counter()
-    total = _gen_loop(counts, prevs, tab, out, 1)
+    total = loop(counts, prevs, 1)
     one = max(time.perf_counter() - t0, 1e-6)
     reps = max(1, int(cfg.budget / cfg.repeats / one))
     best = float("inf")
     for _ in range(cfg.repeats):
         t0 = time.perf_counter()
-        _gen_loop(counts, prevs, tab, out, reps)
+        loop(counts, prevs, reps)
         best = min(best, (time.perf_counter() - t0) / (reps * n) * 1e6)
     return best, total / n
 
@@ -332,16 +397,26 @@ def planes_us(counts: np.ndarray, cfg: Config) -> float:
     return best
 
 
-def python_gen_us(counts: np.ndarray, prevs: np.ndarray, tab, out, cfg: Config) -> float:
-    """µs per ``gen_legal(...)`` called from Python (numba dispatch included)."""
+def python_gen_us(counts: np.ndarray, prevs: np.ndarray, game, mg: MoveGen, out,
+                  cfg: Config) -> float:
+    """µs per move-generator call from Python (numba dispatch included)."""
     rows = [counts[i] for i in range(counts.shape[0])]
     pv = [int(p) for p in prevs]
-    gen_legal(rows[0], pv[0], tab, out)
+    tab, opts, fn = game.tab, game.opts, mg.fn
+    if mg.wild:
+        fn(rows[0], pv[0], tab, opts, out)
 
-    def one_pass() -> int:
-        for c, p in zip(rows, pv):
-            gen_legal(c, p, tab, out)
-        return len(rows)
+        def one_pass() -> int:
+            for c, p in zip(rows, pv):
+                fn(c, p, tab, opts, out)
+            return len(rows)
+    else:
+        fn(rows[0], pv[0], tab, out)
+
+        def one_pass() -> int:
+            for c, p in zip(rows, pv):
+                fn(c, p, tab, out)
+            return len(rows)
 
     return best_us_per_call(one_pass, cfg)
 
@@ -361,33 +436,90 @@ def python_game_legal_us(game, states: list, cfg: Config) -> tuple[float, float]
 
 
 def free_lead_profile(game, counts: np.ndarray) -> dict[str, float]:
-    """Where a free lead's time goes: groups tested, groups whose body fits, rows tested."""
+    """Where a free lead's time goes in the segment scan of :func:`gen_legal`
+    (:func:`cardenvs.core.kernels.scan_ranges`), counted by a Python replica of it: segments
+    visited (one run mask each; irregular ones test each body), segments jumped over
+    (``SEG_SKIP``: no body of a shorter chain fits), groups whose body fits, kicker rows tested
+    and rows emitted.  The replica's rows are checked against ``gen_legal`` on every hand."""
+    from cardenvs.core.kernels import (
+        SEG_G0, SEG_G1, SEG_LEN, SEG_LONE, SEG_M, SEG_S0, SEG_SKIP,
+    )
     from cardenvs.core.table import planes_of
 
     tab = game.tab
+    seg = tab.seg
+    nseg = seg.shape[0]
+    n_groups = len(tab.g_lo)
     sizes = tab.g_end - tab.g_start
-    fit_g, rows_tested, emitted, big = [], [], [], []
+    row_lo, row_hi = tab.lo, tab.hi
+    out = np.zeros(len(game.table) + 1, np.int64)
+    visited, irregular, fit_g, tested, lone, emitted = [], [], [], [], [], []
     for c in counts:
         lo, hi = planes_of(c)
-        fit = ((tab.g_lo & ~np.int64(lo)) | (tab.g_hi & ~np.int64(hi))) == 0
-        fit_g.append(int(fit.sum()))
-        multi = fit & (sizes > 1)
-        rows_tested.append(int(sizes[multi].sum()))
-        big.append(int(sizes[multi].max()) if multi.any() else 0)
-        ok = ((tab.lo & ~np.int64(lo)) | (tab.hi & ~np.int64(hi))) == 0
-        emitted.append(int(ok.sum()))
-    rt = np.array(rows_tested)
+        lo, hi = int(np.int64(lo)), int(np.int64(hi))
+        vis = irr = fit = rt = ln = em = 0
+
+        def rows_of(g: int, is_lone: bool) -> tuple[int, int, int]:
+            if is_lone:  # one row equal to its body: emitted without a test
+                return 0, 1, 1
+            a, b = int(tab.g_start[g]), int(tab.g_end[g])
+            ok = ((row_lo[a:b] & ~np.int64(lo)) | (row_hi[a:b] & ~np.int64(hi))) == 0
+            return b - a, 0, int(ok.sum())
+
+        i = int(tab.g_seg[0]) if n_groups else nseg
+        while i < nseg and seg[i, SEG_G0] < n_groups:
+            vis += 1
+            g0, g1 = int(seg[i, SEG_G0]), int(min(seg[i, SEG_G1], n_groups))
+            is_lone = seg[i, SEG_LONE] != 0
+            m = int(seg[i, SEG_M])
+            if m == 0:  # irregular: each body tested
+                fitting = []
+                for g in range(g0, g1):
+                    irr += 1
+                    if ((int(tab.g_lo[g]) & ~lo) | (int(tab.g_hi[g]) & ~hi)) == 0:
+                        fitting.append(g)
+            else:
+                plane = (lo >> (16 * (m - 1))) & 0xFFFF if m <= 4 else (hi >> (16 * (m - 5))) & 0xFFFF
+                run = plane
+                for k in range(1, int(seg[i, SEG_LEN])):
+                    run &= plane >> k
+                full = (run >> int(seg[i, SEG_S0])) & ((1 << (int(seg[i, SEG_G1]) - g0)) - 1)
+                if full == 0:
+                    i = int(seg[i, SEG_SKIP])
+                    continue
+                fitting = [g0 + j for j in range(g1 - g0) if (full >> j) & 1]
+            for g in fitting:
+                fit += 1
+                a, b_, e = rows_of(g, is_lone)
+                rt += a
+                ln += b_
+                em += e
+            i += 1
+        k = gen_legal(c, -1, tab, out)
+        if k != em:
+            raise RuntimeError(f"profile replica emits {em} rows, gen_legal {k}")
+        visited.append(vis)
+        irregular.append(irr)
+        fit_g.append(fit)
+        tested.append(rt)
+        lone.append(ln)
+        emitted.append(em)
+    rt = np.array(tested)
     return {
-        "groups": float(len(sizes)),
+        "groups": float(n_groups),
         "rows": float(len(tab.lo)),
         "largest_group": float(sizes.max()),
+        "segments": float(nseg),
+        "regular_segments": float((seg[:, SEG_M] > 0).sum()),
+        "visited": float(np.mean(visited)),
+        "irregular_bodies": float(np.mean(irregular)),
         "fit_groups": float(np.mean(fit_g)),
         "rows_tested": float(rt.mean()),
         "rows_tested_p50": float(np.percentile(rt, 50)),
         "rows_tested_p90": float(np.percentile(rt, 90)),
         "rows_tested_p99": float(np.percentile(rt, 99)),
+        "lone_rows": float(np.mean(lone)),
         "rows_emitted": float(np.mean(emitted)),
-        "biggest_group_tested": float(np.mean(big)),
     }
 
 
@@ -707,21 +839,35 @@ def measure_ours(name: str, cfg: Config, defer: tuple[str, ...] = ()) -> dict[st
     log(f"== {name}")
     game = cardenvs.make_game(name)
     pos = collect_positions(game, cfg.n_positions, cfg.seed)
-    tab = game.tab
     out = np.zeros(game.n_actions + 1, np.int64)
     free_prev = np.full(len(pos.free_counts), -1, np.int64)
     m: dict[str, Any] = {"game": game, "pos": pos, "module": cardenvs.GAMES[name]}
     m["h_free"] = float(pos.free_counts.sum(1).mean())
     m["h_follow"] = float(pos.follow_counts.sum(1).mean()) if len(pos.follow_counts) else 0.0
+    mg = move_generator(name, game)
+    m["mg"] = mg
     log("  legal-move generation (kernel loop / from Python)")
-    m["kf"] = guarded("free kernel", lambda: kernel_us(pos.free_counts, free_prev, tab, out, cfg))
-    m["pf"] = guarded("free python", lambda: python_gen_us(pos.free_counts, free_prev, tab, out, cfg))
+    if mg.fn is not None:
+        m["kf"] = guarded("free kernel", lambda: kernel_us(pos.free_counts, free_prev, game, mg,
+                                                           out, cfg))
+        m["pf"] = guarded("free python", lambda: python_gen_us(pos.free_counts, free_prev, game,
+                                                               mg, out, cfg))
     m["gf"] = guarded("free Game.legal", lambda: python_game_legal_us(game, pos.free_states, cfg))
     if len(pos.follow_counts):
         fc, fp = pos.follow_counts, pos.follow_prev
-        m["kw"] = guarded("follow kernel", lambda: kernel_us(fc, fp, tab, out, cfg))
-        m["pw"] = guarded("follow python", lambda: python_gen_us(fc, fp, tab, out, cfg))
+        if mg.fn is not None:
+            m["kw"] = guarded("follow kernel", lambda: kernel_us(fc, fp, game, mg, out, cfg))
+            m["pw"] = guarded("follow python", lambda: python_gen_us(fc, fp, game, mg, out, cfg))
         m["gw"] = guarded("follow Game.legal", lambda: python_game_legal_us(game, pos.follow_states, cfg))
+    if name == "doudizhu4" and mg.fn is not None:
+        # 25-card hands (the seats other than the leader, right after the auction), the hand
+        # size of Lanxi Wulong: the reference of its move-generation target
+        h25 = np.array([st[hand_off(q):hand_off(q) + 16] for st in pos.free_states
+                        for q in range(game.n_players) if q != int(st[CUR])], np.int64)
+        h25 = h25[h25.sum(1) == 25]
+        m["h25_n"] = len(h25)
+        m["kf25"] = guarded("free kernel 25", lambda: kernel_us(
+            h25, np.full(len(h25), -1, np.int64), game, mg, out, cfg))
     log("  raw engine (numba random rollouts)")
     if "raw" not in defer:
         m["raw"] = guarded("raw engine", lambda: raw_engine(game, False, cfg))
@@ -730,7 +876,8 @@ def measure_ours(name: str, cfg: Config, defer: tuple[str, ...] = ()) -> dict[st
     if "aec" not in defer:
         m["aec"] = guarded("AEC", lambda: aec_rate(m["module"], True, cfg))
         m["aec_no"] = guarded("AEC no observe", lambda: aec_rate(m["module"], False, cfg))
-    if name == "doudizhu" and m["kf"]:
+    if name == "doudizhu" and m.get("kf"):
+        m["profile_n"] = min(500, len(pos.free_counts))
         m["profile"] = guarded("profile", lambda: free_lead_profile(game, pos.free_counts[:500]))
         m["planes_us"] = guarded("planes", lambda: planes_us(pos.free_counts, cfg))
     return m
@@ -798,9 +945,18 @@ def build_rows(name: str, m: dict[str, Any], a: dict[str, Any], rep: Report,
     def note(ours: str, *theirs: str) -> str:
         return "; ".join([ours] + (list(t for t in theirs if t) if ddz else []))
 
+    mg = m["mg"]
+    wild = mg.wild
+    gen_note = (f"{mg.name}: the game's own generator (the plain `gen_legal` on a table of "
+                f"effective plays would ignore the wild jokers)" if wild else mg.name)
+    first = "right after the auction" if game.blocks.get("bid") else "at the start of the play"
     v = rep.values
     if kf:
         v[f"{name}.free_kernel_us"] = kf[0]
+    if kw:
+        v[f"{name}.follow_kernel_us"] = kw[0]
+    if m.get("kf25"):
+        v[f"{name}.free25_kernel_us"] = m["kf25"][0]
     v[f"{name}.free_hand"] = h_free
     if raw:
         v[f"{name}.raw_dps"] = raw["decisions_per_s"]
@@ -823,11 +979,11 @@ def build_rows(name: str, m: dict[str, Any], a: dict[str, Any], rep: Report,
     rows = [
         Row(f"legal moves, free lead ({h_free:.0f}-card hand): kernel, µs/call",
             fmt_us(kf[0] if kf else None), openspiel=na,
-            note=note(f"`gen_legal` in a numba loop over {n_free} leads right after the auction",
+            note=note(f"{gen_note}, prev = -1, in a numba loop over {n_free} leads {first}",
                       "OpenSpiel's C++ generator is reachable only through Python")),
         Row("legal moves, free lead: move generator from Python, µs/call",
             fmt_us(pf), douzero=fmt_us(dz_free["mg_us"]) if dz_free else DASH,
-            note=note("`gen_legal(counts, -1, tab, out)`, numba dispatch included",
+            note=note(f"{mg.name}, prev = -1, numba dispatch included",
                       "DouZero: `MovesGener(hand).gen_moves()`")),
         Row("legal moves, free lead: full legal-action call from Python, µs/call",
             fmt_us(gf[0] if gf else None),
@@ -840,8 +996,16 @@ def build_rows(name: str, m: dict[str, Any], a: dict[str, Any], rep: Report,
             fmt_num(gf[1] if gf else None),
             douzero=fmt_num(dz_free["full_mean"]) if dz_free else DASH,
             openspiel=fmt_num(os_free[1]) if os_free else DASH,
-            note=note("one action per (cards, reading)", "the packages' move sets differ")),
+            note=note("`Game.legal` ids: one per effective play (which jokers stand in is a "
+                      "follow-up decision), plus any other action open then (Wulong's 报牌)"
+                      if wild else "one action per (cards, reading)",
+                      "the packages' move sets differ")),
     ]
+    if m.get("kf25"):
+        rows.append(Row("legal moves, free lead (25-card hand of a seat that is not leading): "
+                        "kernel, µs/call", fmt_us(m["kf25"][0]),
+                        note=f"{m['h25_n']} hands of the other seats at the free leads above: "
+                             f"the hand size of Lanxi Wulong (its move-generation target)"))
     if n_follow:
         skipped = []
         if dz_follow and dz_follow["skipped"]:
@@ -853,7 +1017,7 @@ def build_rows(name: str, m: dict[str, Any], a: dict[str, Any], rep: Report,
                 fmt_us(kw[0] if kw else None), openspiel=na,
                 note=f"{n_follow} follows: the next seat against a uniformly random legal lead"),
             Row("legal moves, follow: move generator from Python, µs/call", fmt_us(pw),
-                note="`gen_legal(counts, prev, tab, out)`"),
+                note=mg.name),
             Row("legal moves, follow: full legal-action call from Python, µs/call",
                 fmt_us(gw[0] if gw else None),
                 douzero=fmt_us(dz_follow["full_us"]) if dz_follow else DASH,
@@ -867,12 +1031,13 @@ def build_rows(name: str, m: dict[str, Any], a: dict[str, Any], rep: Report,
         Row("raw engine: random games/s",
             fmt_rate(raw["games_per_s"] if raw else None),
             openspiel=fmt_rate(osr["games_per_s"]) if osr else DASH,
-            note=note("`random_rollouts`: deal, auction and play all in numba",
+            note=note("`random_rollouts`: the whole game in numba (deal and every phase)",
                       "OpenSpiel: Python loop, the deal's 52 chance steps included")),
         Row("raw engine: random decisions/s",
             fmt_rate(raw["decisions_per_s"] if raw else None),
             openspiel=fmt_rate(osr["decisions_per_s"]) if osr else DASH,
-            note=note("every action of the deal (auction and play)",
+            note=note("every action of the deal (auction and play)" if ddz else
+                      "every decision of every phase",
                       "OpenSpiel: `legal_actions()` + `apply_action()` from Python, time of the "
                       "chance steps left out")),
     ]
@@ -896,11 +1061,12 @@ def build_rows(name: str, m: dict[str, Any], a: dict[str, Any], rep: Report,
                       "RLCard: `env.step` with its state encoding, uniform legal action")),
         Row("env steps/s without observe", fmt_rate(aec_no[0] if aec_no else None),
             note="`env.last(observe=False)`"),
-        Row("decisions per deal (mean)",
+        Row("decisions per game (mean)",
             fmt_num(raw["decisions_per_game"] if raw else None),
             rlcard=fmt_num(rl[1]) if rl else DASH,
             openspiel=fmt_num(osr["decisions_per_game"]) if osr else DASH,
-            note=note("auction included", "RLCard has no auction")),
+            note=note("auction included" if ddz else "every decision, all phases, default options",
+                      "RLCard has no auction")),
     ]
     rep.sections.append((f"{game.info.title} (`{name}`)", rows))
 
@@ -908,14 +1074,44 @@ def build_rows(name: str, m: dict[str, Any], a: dict[str, Any], rep: Report,
     if prof and kf:
         pl_text = f" `planes(counts)` alone takes {pl:.3f} µs of the {kf[0]:.2f} µs." if pl else ""
         rep.extra.append(
-            f"**Free-lead kernel profile** ({name}, {h_free:.0f}-card hands, 500 positions): the "
-            f"table has {prof['rows']:,.0f} rows in {prof['groups']:,.0f} body groups (largest "
-            f"{prof['largest_group']:,.0f} rows). A free lead tests all {prof['groups']:,.0f} "
-            f"bodies with one AND-NOT each; {prof['fit_groups']:.1f} fit on average, and their "
-            f"kicker variants cost {prof['rows_tested']:.0f} row tests on average (median "
+            f"**Free-lead kernel profile** ({name}, {h_free:.0f}-card hands, "
+            f"{m['profile_n']} positions): the table has {prof['rows']:,.0f} rows in "
+            f"{prof['groups']:,.0f} body groups (largest {prof['largest_group']:,.0f} rows) and "
+            f"{prof['segments']:,.0f} segments ({prof['regular_segments']:,.0f} regular runs of "
+            f"bodies). A free lead visits {prof['visited']:.1f} segments on average, one run "
+            f"mask each (the others are jumped over: no body of a shorter chain fits)"
+            + (f", and tests {prof['irregular_bodies']:.1f} bodies of irregular segments one "
+               f"by one" if prof["regular_segments"] < prof["segments"] else "") +
+            f"; {prof['fit_groups']:.1f} groups fit, and their kicker rows cost "
+            f"{prof['rows_tested']:.0f} row tests on average (median "
             f"{prof['rows_tested_p50']:.0f}, p90 {prof['rows_tested_p90']:.0f}, p99 "
-            f"{prof['rows_tested_p99']:.0f}) for {prof['rows_emitted']:.1f} rows emitted."
-            f"{pl_text}\n")
+            f"{prof['rows_tested_p99']:.0f}), plus {prof['lone_rows']:.1f} single-row groups "
+            f"emitted without a test, for {prof['rows_emitted']:.1f} rows emitted.{pl_text}\n")
+
+
+def wild_vs_ddz4(rep: Report) -> None:
+    """Issue 6's target: Lanxi Wulong's move generation (wild jokers) at most
+    :data:`TARGET_WILD_VS_DDZ4` times slower than 4-player Dou Dizhu's on 25-card hands: free
+    leads (4-player Dou Dizhu: the 25-card hands of the seats not leading) and follows (both
+    games: the next seat's 25 cards against a random legal lead)."""
+    v = rep.values
+    name = f"Lanxi Wulong: move generation <= {TARGET_WILD_VS_DDZ4:g}x slower than 4-player " \
+           f"Dou Dizhu's on 25-card hands (kernel; issue 6)"
+    pairs = [("free lead", "wulong.free_kernel_us", "doudizhu4.free25_kernel_us"),
+             ("follow", "wulong.follow_kernel_us", "doudizhu4.follow_kernel_us")]
+    have = [(what, v[a], v[b]) for what, a, b in pairs if a in v and b in v]
+    if "wulong.free_kernel_us" not in v and "doudizhu4.free_kernel_us" not in v:
+        return  # neither game measured
+    if len(have) < len(pairs):
+        rep.pending_targets.append((name, DASH, DASH, "not measured (run both games)", "SKIP"))
+        return
+    ratios = [w / d for _, w, d in have]
+    rep.pending_targets.append((
+        name,
+        "; ".join(f"{what} {w:.2f} µs" for what, w, _ in have),
+        "; ".join(f"{what} {d:.2f} µs" for what, _, d in have),
+        "; ".join(f"{what} {r:.1f}x" for (what, _, _), r in zip(have, ratios)),
+        "**PASS**" if max(ratios) <= TARGET_WILD_VS_DDZ4 else "**FAIL**"))
 
 
 def main(argv: Optional[list[str]] = None) -> int:
@@ -928,6 +1124,8 @@ def main(argv: Optional[list[str]] = None) -> int:
                     help="markdown file to write (default: benchmarks/results.md for a full run, "
                          "none for --quick)")
     ap.add_argument("--no-anchors", action="store_true", help="skip RLCard, DouZero, OpenSpiel")
+    ap.add_argument("--no-vector", action="store_true",
+                    help="skip the batched-engine section (benchmarks/vector.py)")
     ap.add_argument("--cpu", type=int, default=None,
                     help="CPU to pin to (default: the last one this process may use)")
     args = ap.parse_args(argv)
@@ -970,6 +1168,20 @@ def main(argv: Optional[list[str]] = None) -> int:
     none = {"rlcard": False, "douzero": False, "openspiel": False}
     for name in games:
         build_rows(name, ours[name], theirs[name], rep, anchors if name == "doudizhu" else none)
+    wild_vs_ddz4(rep)
+
+    # the batched engine and the training adapters (benchmarks/vector.py), same process
+    vec = None
+    if not args.no_vector:
+        from benchmarks.vector import measure_vector
+
+        vcfg = Config(cfg.quick, min(cfg.budget, 2.0), cfg.repeats, 0, cfg.seed)
+        vec = guarded("batched engine", lambda: measure_vector(
+            vcfg, {k: anchors[k] for k in ("rlcard", "openspiel")}, tuple(games),
+            anchor_values=theirs["doudizhu"] if "doudizhu" in games else None))
+        if vec:
+            rep.sections.append((vec.title, vec.rows))
+            rep.extra.extend(vec.extra)
 
     # targets
     v = rep.values
@@ -981,11 +1193,11 @@ def main(argv: Optional[list[str]] = None) -> int:
             r = v["doudizhu.aec"] / v["rlcard.steps"]
             rn = v.get("doudizhu.aec_noobs", 0.0) / v["rlcard.steps"]
             rep.targets.append((
-                f"AEC env steps/s >= {TARGET_AEC_VS_RLCARD:g}x RLCard's",
+                f"Dou Dizhu: AEC env steps/s >= {TARGET_AEC_VS_RLCARD:g}x RLCard's (issue 2)",
                 fmt_rate(v["doudizhu.aec"]), fmt_rate(v["rlcard.steps"]),
                 f"{r:.1f}x (without observe {rn:.1f}x)", verdict(r >= TARGET_AEC_VS_RLCARD)))
         else:
-            rep.targets.append((f"AEC env steps/s >= {TARGET_AEC_VS_RLCARD:g}x RLCard's",
+            rep.targets.append((f"Dou Dizhu: AEC env steps/s >= {TARGET_AEC_VS_RLCARD:g}x RLCard's (issue 2)",
                                 fmt_rate(v.get("doudizhu.aec")), "not measured", DASH, "SKIP"))
         if "doudizhu.raw_dps" in v and "openspiel.dps" in v:
             r = v["doudizhu.raw_dps"] / v["openspiel.dps"]
@@ -993,19 +1205,23 @@ def main(argv: Optional[list[str]] = None) -> int:
             if "openspiel.cpp_dps" in v:
                 more.append(f"vs its C++ loop {v['doudizhu.raw_dps'] / v['openspiel.cpp_dps']:.1f}x")
             rep.targets.append((
-                f"raw engine decisions/s >= {TARGET_RAW_VS_OPENSPIEL:g}x OpenSpiel's "
-                "(Python loop, decision steps only)",
+                f"Dou Dizhu: raw engine decisions/s >= {TARGET_RAW_VS_OPENSPIEL:g}x OpenSpiel's "
+                "(Python loop, decision steps only; issue 2)",
                 fmt_rate(v["doudizhu.raw_dps"]), fmt_rate(v["openspiel.dps"]),
                 f"{r:.1f}x ({'; '.join(more)})", verdict(r >= TARGET_RAW_VS_OPENSPIEL)))
         else:
-            rep.targets.append((f"raw engine decisions/s >= {TARGET_RAW_VS_OPENSPIEL:g}x OpenSpiel's",
+            rep.targets.append((f"Dou Dizhu: raw engine decisions/s >= {TARGET_RAW_VS_OPENSPIEL:g}x OpenSpiel's (issue 2)",
                                 fmt_rate(v.get("doudizhu.raw_dps")), "not measured", DASH, "SKIP"))
         if "doudizhu.free_kernel_us" in v:
             us = v["doudizhu.free_kernel_us"]
             rep.targets.append((
-                f"free-lead move generation <= {TARGET_FREE_LEAD_US:g} µs "
-                f"({v['doudizhu.free_hand']:.0f}-card hand, kernel)",
+                f"Dou Dizhu: free-lead move generation <= {TARGET_FREE_LEAD_US:g} µs "
+                f"({v['doudizhu.free_hand']:.0f}-card hand, kernel; issue 2)",
                 f"{us:.2f} µs", DASH, f"{us:.2f} µs", verdict(us <= TARGET_FREE_LEAD_US)))
+
+    rep.targets.extend(rep.pending_targets)
+    if vec:
+        rep.targets.extend(vec.targets)
 
     elapsed = time.perf_counter() - t_start
     rep.machine = [
@@ -1021,8 +1237,9 @@ def main(argv: Optional[list[str]] = None) -> int:
                                            ("openspiel", "open_spiel")))),
         ("mode", ("quick" if cfg.quick else "full") + f": best of {cfg.repeats} repeats, "
                  f"{cfg.budget:g} s per throughput measurement, {cfg.n_positions} positions"),
-        ("peak memory (maxrss)", f"{rss_ours:,.0f} MiB after the cardenvs measurements; "
-                                 f"{peak_rss_mib():,.0f} MiB at the end (anchors loaded)"),
+        ("peak memory (maxrss)", f"{rss_ours:,.0f} MiB after the per-game cardenvs "
+                                 f"measurements; {peak_rss_mib():,.0f} MiB at the end (anchors "
+                                 f"loaded, batched engine at N = 4096 run)"),
         ("run time", f"{elapsed:.0f} s"),
     ]
     text = rep.markdown()

@@ -27,7 +27,10 @@ from numba import njit
 
 from ..core.cards import Deck
 from ..core.combos import N_FAMILIES, ComboRules
-from ..core.encode import Field, Layout, put_auction, put_cards, put_table
+from ..core.encode import (
+    Field, Layout, put_auction, put_cards, put_table, rel_seat, set_auction, set_cards,
+    set_count, set_table, zero,
+)
 from ..core.game import Game, GameInfo
 from ..core.options import check_bool, check_choice, check_int
 from ..core.kernels import HOT, HOT_INLINE, rng_below, shuffle
@@ -35,7 +38,7 @@ from ..core.state import (
     BID, BIDDER, BIDS0, CUR, FIRST, HDR, LANDLORD, LAST_ROW, LAST_SEAT, NDOUBLE, NLOG, NPASS,
     NREDEAL, PHASE, PLAYS0, PLAY_START, P_AUCTION, P_DONE, P_PLAY, REW0, RNG, WINNER, hand_off,
     is_legal_bid, is_legal_play, kitty_off, legal_bids, legal_play_rows, log_action, log_off,
-    play_action, settle_one_vs_rest, start_play_phase,
+    play_action, played_off, settle_one_vs_rest, start_play_phase,
 )
 from ..core.table import Table
 
@@ -45,7 +48,8 @@ MAX_BID = 3
 # -- options vector (read by the kernels) ------------------------------------------------------
 O_NP, O_HAND, O_KITTY, O_AUCTION, O_ALLPASS, O_MAXREDEAL, O_SPRING, O_REWARD = range(8)
 O_KITTY_PUBLIC, O_PASS, O_NRANKS, O_DEPTH, O_RECENT, O_FIXED_LL, O_DECKLEN = 8, 9, 10, 11, 12, 13, 14
-N_OPTS = 16  # the deck's cards (rank indices) follow at o[N_OPTS:N_OPTS + o[O_DECKLEN]]
+N_OPTS = 16  # the deck's cards (rank indices) follow at o[N_OPTS:N_OPTS + o[O_DECKLEN]],
+# then its count per rank index (16 slots)
 
 
 def combo_rules(n_players: int = 3) -> ComboRules:
@@ -268,9 +272,57 @@ def obs_layout(n: int, n_ranks: int, depth: int, recent: int, hand_max: int) -> 
     ])
 
 
-@njit(cache=True)
+@njit(**HOT_INLINE)
 def encode(s, seat, tab, o, off, out):
-    """Write ``seat``'s observation into ``out`` (float32, zeroed here)."""
+    """Write ``seat``'s observation into ``out`` (float32; every entry is written).
+
+    The values of :func:`encode_reference` (zero-fill, then set the ones), written field by
+    field with the dense writers of :mod:`cardenvs.core.encode`: no zero-fill of the whole
+    vector, no allocation, no reference counting.
+    """
+    n = o[O_NP]
+    R = o[O_NRANKS]
+    D = o[O_DEPTH]
+    ph = s[PHASE]
+    ho = hand_off(seat)
+    set_cards(out, off[F_HAND], s, ho, R, D)
+    ll = s[LANDLORD]
+    ko = kitty_off(n)
+    if ph != P_AUCTION and ll >= 0 and (o[O_KITTY_PUBLIC] == 1 or seat == ll):
+        set_cards(out, off[F_KITTY], s, ko, R, D)
+    else:
+        zero(out, off[F_KITTY], off[F_KITTY] + R * D)
+    # unseen cards: the deck minus the own hand minus every seat's played cards
+    dc = N_OPTS + o[O_DECKLEN]  # the deck's count per rank (see DouDizhu.__init__)
+    dst = out[off[F_OTHERS]:off[F_OTHERS] + R * D]
+    p0 = played_off(n, 0)
+    for r in range(R):
+        c = o[dc + r] - s[ho + r]
+        for q in range(n):
+            c -= s[p0 + 16 * q + r]
+        set_count(dst, D * r, c, D)
+    set_table(s, seat, tab, n, R, D, o[O_HAND] + o[O_KITTY], o[O_PASS], True,
+              s[PLAY_START] if ph != P_AUCTION else s[NLOG] + 1, o[O_RECENT],
+              off[F_PLAYED], off[F_SIZES], off[F_BEAT], off[F_BEAT_TYPE], off[F_BEAT_SEAT],
+              off[F_RECENT], out)
+    o_ll = off[F_LANDLORD]
+    zero(out, o_ll, o_ll + n + 1)
+    out[o_ll + (rel_seat(ll, seat, n) if ll >= 0 else n)] = 1.0
+    set_auction(s, seat, n, MAX_BID, off[F_BID], off[F_AUCTION], out)
+    out[off[F_DOUBLE]] = min(s[NDOUBLE], 16) / 16.0
+    o_turn = off[F_TURN]
+    zero(out, o_turn, o_turn + n)
+    if ph != P_DONE:
+        out[o_turn + rel_seat(s[CUR], seat, n)] = 1.0
+    o_ph = off[F_PHASE]
+    zero(out, o_ph, o_ph + 3)
+    out[o_ph + min(ph, 2)] = 1.0
+
+
+@njit(cache=True)
+def encode_reference(s, seat, tab, o, off, out):
+    """The first encoder, kept as the reference of :func:`encode` (the differential tests):
+    zero the whole vector, then set the ones of each field."""
     n = o[O_NP]
     R = o[O_NRANKS]
     D = o[O_DEPTH]
@@ -364,7 +416,7 @@ class DouDizhu(Game):
         self.max_hand = hand + kitty
         self.layout = obs_layout(n_players, self.deck.n_ranks, depth, 2 * n_players, hand + kitty)
         deck_cards = np.repeat(np.arange(self.deck.n_ranks), self.deck.copies).astype(np.int64)
-        o = np.zeros(N_OPTS + len(deck_cards), np.int64)
+        o = np.zeros(N_OPTS + len(deck_cards) + 16, np.int64)
         o[O_NP], o[O_HAND], o[O_KITTY] = n_players, hand, kitty
         o[O_AUCTION] = 1 if auction == "fixed" else 0
         o[O_ALLPASS] = 1 if all_pass == "redeal" else 0
@@ -376,7 +428,8 @@ class DouDizhu(Game):
         o[O_NRANKS], o[O_DEPTH], o[O_RECENT] = self.deck.n_ranks, depth, 2 * n_players
         o[O_FIXED_LL] = 0
         o[O_DECKLEN] = len(deck_cards)
-        o[N_OPTS:] = deck_cards
+        o[N_OPTS:N_OPTS + len(deck_cards)] = deck_cards
+        o[N_OPTS + len(deck_cards):N_OPTS + len(deck_cards) + self.deck.n_ranks] = self.deck.copies
         super().__init__(o)
 
     # -- action strings ------------------------------------------------------------------------

@@ -44,14 +44,17 @@ from numba import njit
 
 from ..core.cards import SUITS, Deck
 from ..core.combos import BOMB, N_FAMILIES, ComboRules, enumerate_plays
-from ..core.encode import Field, Layout, put_auction, put_cards, put_table
+from ..core.encode import (
+    Field, Layout, put_auction, put_cards, put_table, rel_seat, set_auction, set_cards,
+    set_count, set_table, zero,
+)
 from ..core.game import Game, GameInfo
-from ..core.kernels import shuffle
+from ..core.kernels import HOT, HOT_INLINE, shuffle
 from ..core.state import (
     AUX0, BID, BIDDER, BIDS0, CUR, FIRST, LANDLORD, LAST_ROW, LAST_SEAT, NDOUBLE, NLOG, PHASE,
     PLAY_START, P_AUCTION, P_DONE, P_PLAY, RNG, WINNER, hand_off, is_legal_bid, is_legal_play,
-    kitty_off, legal_bids, legal_play_rows, log_action, play_action, settle_one_vs_rest,
-    start_play_phase, state_size,
+    kitty_off, legal_bids, legal_play_rows, log_action, play_action, played_off,
+    settle_one_vs_rest, start_play_phase, state_size,
 )
 from ..core.table import Table
 from ..core.options import check_bool, check_choice, check_int
@@ -125,7 +128,7 @@ def play_table(bombs: bool = True, min_straight: int = 5, min_pair_chain: int = 
 # -- scoring ---------------------------------------------------------------------------------------
 
 
-@njit(cache=True)
+@njit(**HOT_INLINE)
 def stake_unit(bid, bombs, open_hand, n_left):
     """unit = bid x 2^bombs x (2 if open) x 2^floor(max(n_left, 8) / 8)."""
     u = np.int64(bid) << np.int64(bombs)
@@ -137,7 +140,7 @@ def stake_unit(bid, bombs, open_hand, n_left):
 # -- kernels ---------------------------------------------------------------------------------------
 
 
-@njit(cache=True)
+@njit(**HOT)
 def _clear(s, seed):
     for i in range(s.shape[0]):
         s[i] = 0
@@ -156,7 +159,7 @@ def _clear(s, seed):
         s[DIAM + r] = -1
 
 
-@njit(cache=True)
+@njit(**HOT)
 def place(s, o, loc):
     """Deal by card location: ``loc[rank * 4 + suit]`` is seat 0..2 or 3 (kitty).
 
@@ -182,7 +185,7 @@ def place(s, o, loc):
             break
 
 
-@njit(cache=True)
+@njit(**HOT)
 def _take_kitty(s, o):
     """The digger takes the kitty and starts burying."""
     d = s[LANDLORD]
@@ -200,7 +203,7 @@ def _take_kitty(s, o):
     s[CUR] = d
 
 
-@njit(cache=True)
+@njit(**HOT)
 def _set_digger(s, o, digger, bid):
     s[LANDLORD] = digger
     s[BIDDER] = digger
@@ -212,7 +215,7 @@ def _set_digger(s, o, digger, bid):
         _take_kitty(s, o)
 
 
-@njit(cache=True)
+@njit(**HOT_INLINE)
 def first_leader(s):
     """The seat that leads after burying: ♦3's holder, else ♦4, ♦5, ... ♦A, ♦2."""
     if s[A_LEADER_FIXED] >= 0:
@@ -224,14 +227,14 @@ def first_leader(s):
     return s[LANDLORD]  # unreachable with a full suited deal
 
 
-@njit(cache=True)
+@njit(**HOT)
 def _start_play(s):
     lead = first_leader(s)
     s[A_LEADER] = lead
     start_play_phase(s, lead)
 
 
-@njit(cache=True)
+@njit(**HOT)
 def _finish(s, o, winner):
     s[PHASE] = P_DONE
     s[WINNER] = winner
@@ -247,7 +250,7 @@ def _finish(s, o, winner):
     settle_one_vs_rest(s, NP, d, d_wins, u, o[O_REWARD] == 1)
 
 
-@njit(cache=True)
+@njit(**HOT)
 def _begin(s, o, digger, bid):
     if digger >= 0:
         _set_digger(s, o, digger, bid)
@@ -256,7 +259,7 @@ def _begin(s, o, digger, bid):
         s[CUR] = s[FIRST]
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=True)  # allocates its shuffle buffers (once a deal)
 def reset(s, seed, tab, o):
     """Shuffle the 52 suited cards from ``seed`` and start the auction."""
     _clear(s, seed)
@@ -269,7 +272,7 @@ def reset(s, seed, tab, o):
     _begin(s, o, -1, 0)
 
 
-@njit(cache=True)
+@njit(**HOT)
 def reset_suited(s, seed, o, loc, digger, bid):
     """Start from a suited deal (``loc`` as in :func:`place`); ``digger`` -1 = hold the auction."""
     _clear(s, seed)
@@ -277,7 +280,7 @@ def reset_suited(s, seed, o, loc, digger, bid):
     _begin(s, o, digger, bid)
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=True)  # slice assignments need the runtime (a cold path)
 def reset_unsuited(s, seed, o, cards, first_bidder, leader, digger, bid):
     """Start from rank counts: ``cards[i]`` seat i's hand, ``cards[3]`` the kitty; the seats
     the suits would decide are given (``first_bidder`` may be -1 when ``digger`` is given)."""
@@ -290,7 +293,7 @@ def reset_unsuited(s, seed, o, cards, first_bidder, leader, digger, bid):
     _begin(s, o, digger, bid)
 
 
-@njit(cache=True)
+@njit(**HOT_INLINE)
 def _bury_ok(s, k):
     """Whether bury pick ``k`` (0..12 plain rank, 13..25 the diamond of rank k-13) is legal."""
     d = s[LANDLORD]
@@ -301,7 +304,7 @@ def _bury_ok(s, k):
     return s[DIAM + k - NR] == d
 
 
-@njit(cache=True)
+@njit(**HOT_INLINE)
 def legal(s, tab, o, out):
     ph = s[PHASE]
     pass_id = o[O_PASS]
@@ -323,7 +326,7 @@ def legal(s, tab, o, out):
     return 0
 
 
-@njit(cache=True)
+@njit(**HOT)
 def is_legal(s, a, tab, o):
     ph = s[PHASE]
     pass_id = o[O_PASS]
@@ -339,7 +342,7 @@ def is_legal(s, a, tab, o):
     return False
 
 
-@njit(cache=True)
+@njit(**HOT_INLINE)
 def step(s, a, tab, o):
     """Apply legal action ``a`` for the seat to move."""
     seat = s[CUR]
@@ -425,9 +428,79 @@ def obs_layout(n_ranks: int = NR, depth: int = 4, recent: int = 2 * NP) -> Layou
     ])
 
 
-@njit(cache=True)
+@njit(**HOT_INLINE)
 def encode(s, seat, tab, o, off, out):
-    """Write ``seat``'s observation into ``out`` (float32, zeroed here)."""
+    """Write ``seat``'s observation into ``out`` (float32; every entry is written).
+
+    The values of :func:`encode_reference` (zero-fill, then set the ones), written field by
+    field with the dense writers of :mod:`cardenvs.core.encode`: no zero-fill of the whole
+    vector, no allocation, no reference counting.
+    """
+    n = NP
+    R = o[O_NRANKS]
+    D = o[O_DEPTH]
+    C = R * D
+    ph = s[PHASE]
+    ho = hand_off(seat)
+    set_cards(out, off[F_HAND], s, ho, R, D)
+    dst = out[off[F_DIAMONDS]:off[F_DIAMONDS] + NR]
+    for r in range(NR):
+        dst[r] = 1.0 if s[DIAM + r] == seat else 0.0
+    d = s[LANDLORD]
+    digger = seat == d
+    if s[A_TAKEN] == 1 and (digger or o[O_REVEAL] == 1):
+        set_cards(out, off[F_KITTY], s, kitty_off(n), R, D)
+    else:
+        zero(out, off[F_KITTY], off[F_KITTY] + C)
+    if digger:
+        set_cards(out, off[F_BURIED], s, BURIED, R, D)
+    else:
+        zero(out, off[F_BURIED], off[F_BURIED] + C)
+    if s[A_OPEN] == 1:
+        set_cards(out, off[F_OPEN_CARDS], s, DEALT, R, D)
+    else:
+        zero(out, off[F_OPEN_CARDS], off[F_OPEN_CARDS] + C)
+    # unseen cards: 4 of each rank minus the own hand, the own burial and the played cards
+    dst = out[off[F_OTHERS]:off[F_OTHERS] + C]
+    p0 = played_off(n, 0)
+    for r in range(R):
+        c = 4 - s[ho + r] if r < NR else 0
+        if digger and r < NR:
+            c -= s[BURIED + r]
+        for q in range(n):
+            c -= s[p0 + 16 * q + r]
+        set_count(dst, D * r, c, D)
+    playing = ph == P_PLAY or ph == P_DONE
+    set_table(s, seat, tab, n, R, D, HAND + KITTY, o[O_PASS], ph == P_PLAY,
+              s[PLAY_START] if playing else s[NLOG] + 1, o[O_RECENT],
+              off[F_PLAYED], off[F_SIZES], off[F_BEAT], off[F_BEAT_TYPE], off[F_BEAT_SEAT],
+              off[F_RECENT], out)
+    o_d = off[F_DIGGER]
+    zero(out, o_d, o_d + n + 1)
+    out[o_d + (rel_seat(d, seat, n) if d >= 0 else n)] = 1.0
+    o_f = off[F_FIRST]
+    zero(out, o_f, o_f + n)
+    out[o_f + rel_seat(s[FIRST], seat, n)] = 1.0
+    set_auction(s, seat, n, MAX_BID, off[F_BID], off[F_AUCTION], out)
+    o_op = off[F_OPEN]
+    zero(out, o_op, o_op + 2)
+    if s[A_OPEN] >= 0:
+        out[o_op + s[A_OPEN]] = 1.0
+    out[off[F_BOMBS]] = min(s[NDOUBLE], 16) / 16.0
+    out[off[F_NBURIED]] = s[A_NBURIED] / N_BURY
+    o_t = off[F_TURN]
+    zero(out, o_t, o_t + n)
+    if ph != P_DONE:
+        out[o_t + rel_seat(s[CUR], seat, n)] = 1.0
+    o_ph = off[F_PHASE]
+    zero(out, o_ph, o_ph + len(PHASE_NAMES))
+    out[o_ph + ph] = 1.0
+
+
+@njit(cache=True)
+def encode_reference(s, seat, tab, o, off, out):
+    """The first encoder, kept as the reference of :func:`encode` (the differential tests):
+    zero the whole vector, then set the ones of each field."""
     n = NP
     R = o[O_NRANKS]
     D = o[O_DEPTH]
