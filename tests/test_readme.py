@@ -29,13 +29,27 @@ def test_ci_runs_the_readme_commands_verbatim():
     assert cmds["test"] in ci
 
 
-def test_main_job_command_plays_a_deal():
-    from cardenvs.cli import demo, main
+def test_main_job_command_runs_the_arena(tmp_path):
+    """The main job is an arena run of the shipped agents; run it with fewer deals."""
+    from cardenvs.cli import main
 
     cmd = _readme_commands()["main job"].split()
-    assert cmd[0].endswith("cardenvs") and cmd[1] == "demo"
+    assert cmd[0].endswith("cardenvs") and cmd[1] == "arena"
+    game = cmd[2]
+    agents = cmd[cmd.index("--agents") + 1].split(",")
+    assert "trained" in agents and "rules" in agents
+    assert (ROOT / "agents" / "weights" / f"{game}.npz").exists(), "the main job needs shipped weights"
+    args = cmd[1:]
+    args[args.index("--deals") + 1] = "3"
+    assert main(args + ["--out", str(tmp_path), "--no-progress"]) == 0
+    assert list(tmp_path.glob("*.json")), "the arena writes its JSON"
+
+
+def test_demo_plays_a_deal():
+    from cardenvs.cli import demo, main
+
     out = io.StringIO()
-    text = demo(cmd[2], int(cmd[cmd.index("--seed") + 1]), {}, out=out)
+    text = demo("doudizhu", 0, {}, out=out)
     assert out.getvalue() == text
     assert "phase: done" in text
     assert "sum: +0" in text  # Dou Dizhu is zero-sum
