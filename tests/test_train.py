@@ -6,7 +6,11 @@
   included (checked against an independent replay of the same game);
 * a short training run completes, writes a checkpoint, weights, logs and the evaluation plot,
   and resumes from the checkpoint; a seeded run is reproducible;
-* the trained agent picks only legal actions over random games of every game.
+* the trained agent picks only legal actions over random games of every game;
+* teacher mode (``--teacher rules``): with no exploration the behaviour is the teacher's
+  action (literal bidding positions), the exploration / network-mix switches route decisions
+  as documented, a teacher run checkpoints, resumes and hands over to self-play at the end of
+  its phase, and a seeded teacher run is reproducible.
 """
 
 from __future__ import annotations
@@ -20,9 +24,11 @@ import pytest
 
 torch = pytest.importorskip("torch")
 
+from agents import make_agent  # noqa: E402
 from agents.trained import QNetwork, TrainedAgent, save_weights, segment_argmax  # noqa: E402
 from cardenvs.api import GAMES, make_game  # noqa: E402
-from train.dmc import DMC, Config, QNet, TorchPolicy, export_weights, summarize  # noqa: E402
+from cardenvs.core.state import BIDS0, CUR  # noqa: E402
+from train.dmc import DMC, Config, QNet, TorchPolicy, export_weights, main, summarize  # noqa: E402
 
 ALL_GAMES = sorted(GAMES)
 
@@ -130,6 +136,17 @@ def test_config_errors(tmp_path):
         DMC(Config(game="wakeng", out=str(tmp_path), eps=1.5))
     with pytest.raises(ValueError, match="no checkpoint"):
         DMC(Config(game="wakeng", out=str(tmp_path / "empty")), resume=True)
+    with pytest.raises(ValueError, match="unknown agent"):
+        DMC(Config(game="wakeng", out=str(tmp_path), teacher="nosuchagent"))
+    with pytest.raises(ValueError, match="teacher_eps"):
+        DMC(Config(game="wakeng", out=str(tmp_path), teacher="rules", teacher_eps=1.5))
+    with pytest.raises(ValueError, match="teacher_minutes"):
+        DMC(Config(game="wakeng", out=str(tmp_path), teacher="rules", teacher_minutes=-1.0))
+    assert main(["wakeng", "--out", str(tmp_path), "--teacher", "nosuchagent"]) == 2
+    with pytest.raises(ValueError, match="replay_size"):
+        DMC(Config(game="wakeng", out=str(tmp_path), replay=2, replay_size=10))
+    with pytest.raises(ValueError, match="teacher_margin"):
+        DMC(Config(game="wakeng", out=str(tmp_path), teacher="rules", teacher_margin=-1.0))
 
 
 def test_summarize_known_case():
@@ -261,3 +278,141 @@ def test_trained_agent_plays_only_legal_actions(tmp_path, game_name):
                 if rng.random() < 0.2:  # diversify the positions
                     a = int(legal[rng.integers(len(legal))])
                 env.step(a)
+
+
+# ---------------------------------------------------------------------------------------------
+# teacher mode
+# ---------------------------------------------------------------------------------------------
+# 3-player Dou Dizhu deals (17 cards each, the 3 left over form the kitty), seat 0 bids first.
+# The rules agent bids 3 with a hand better than ~90% of dealt hands and passes below ~55%:
+# rocket, four 2s, four aces, four kings is as strong as a hand gets (bid 3); a hand with no
+# 2, no joker, no bomb, one ace and many loose singles is in the weak half (pass).
+STRONG_DEAL = {"hands": ["BR2222AAAAKKKKQQQ", "33445566778899TTJ", "33445566778899TTJ"],
+               "first_bidder": 0}
+WEAK_DEAL = {"hands": ["3345667899TJJQKKA", "BR2222AAAKKQQQJJT", "33444555667778889"],
+             "first_bidder": 0}
+
+
+def _teacher_trainer(tmp_path, **kw) -> DMC:
+    base = dict(game="doudizhu", out=str(tmp_path), envs=2, hidden=(16,), batch=10**6,
+                eval_deals=0, progress=False, teacher="rules", teacher_eps=0.0, seed=1)
+    base.update(kw)
+    t = DMC(Config(**base))
+    t._start_selfplay()
+    for i, deal in enumerate((STRONG_DEAL, WEAK_DEAL)):
+        t.game.custom_deal(t.states[i], deal, seed=i)
+        assert t.states[i][CUR] == 0
+    return t
+
+
+def test_teacher_mode_plays_the_teachers_action_without_exploration(tmp_path):
+    t = _teacher_trainer(tmp_path)
+    T = t.game.pass_id  # bids: T = pass, T + k = bid k
+    t.teacher_step()
+    assert t.states[0][BIDS0] == 3 and t.states[1][BIDS0] == 0  # seat 0 bid 3 / passed
+    assert [p[1] for p in t.pending[0]] == [T + 3] and [p[1] for p in t.pending[1]] == [T]
+    assert [p[2] for p in t.pending[0]] == [0]  # the acting seat is recorded with the sample
+    assert t.counters["teacher_decisions"] == 2
+    # with the large-margin loss on, each teacher decision also stores the alternatives the
+    # margin is applied to: the network's greedy action (-1 when it is the teacher's) and one
+    # random other legal action
+    t = _teacher_trainer(tmp_path / "margin", teacher_margin=0.5)
+    t.teacher_step()
+    for i, a_t in ((0, T + 3), (1, T)):
+        (_, a, _, _, (greedy, other)), = t.pending[i]
+        assert a == a_t and other != a_t and T <= other <= T + 3
+        assert greedy == -1 or (greedy != a_t and T <= greedy <= T + 3)
+
+
+def test_teacher_mode_exploration_and_network_mix(tmp_path):
+    # eps = 1: every decision is a uniformly random legal action, the teacher is never asked
+    t = _teacher_trainer(tmp_path / "eps", teacher_eps=1.0)
+    for _ in range(30):
+        t.teacher_step()
+    assert t.counters["teacher_decisions"] == 0 and t.counters["samples"] + sum(map(len, t.pending)) > 20
+    # mix = 1 (eps = 0): every decision is the network's greedy action
+    t = _teacher_trainer(tmp_path / "mix", teacher_mix=1.0)
+    obs = t.obs[:2].copy()
+    for i in range(2):
+        t.game.encode(t.states[i], 0, obs[i])
+    T = t.game.pass_id
+    ids = np.array([T, T + 1, T + 2, T + 3] * 2, np.int64)
+    expected = t.policy.choose(obs, ids, np.array([4, 4]))
+    t.teacher_step()
+    assert t.counters["teacher_decisions"] == 0
+    assert [t.pending[i][0][1] for i in range(2)] == expected.tolist()
+
+
+def test_teacher_run_checkpoint_resume_and_switch_to_selfplay(tmp_path):
+    out = tmp_path / "run"
+    cfg = _short_cfg(out, minutes=5.0, max_updates=8, teacher="rules", teacher_eps=0.2, eval_deals=4)
+    res = DMC(cfg).run()
+    assert res["teacher_decisions"] > 500 and res["updates"] == 8
+    with open(out / "log.csv") as f:
+        modes = [r["mode"] for r in csv.DictReader(f)]
+    assert modes and set(modes) == {"teacher"}
+    # resume with a teacher phase that ends 3 updates later: self-play / pool mode takes over
+    t2 = DMC(_short_cfg(out, minutes=5.0, max_updates=16, teacher="rules", teacher_updates=11,
+                        eval_deals=4), resume=True)
+    assert t2.counters["teacher_decisions"] == res["teacher_decisions"] and t2.teacher_active()
+    res2 = t2.run()
+    assert not t2.teacher_active() and res2["updates"] == 16
+    assert res2["teacher_decisions"] > res["teacher_decisions"]
+    with open(out / "log.csv") as f:
+        modes = [r["mode"] for r in csv.DictReader(f)]
+    assert modes[-1] == "selfplay"
+    assert TrainedAgent(make_game("wakeng"), weights=str(out / "wakeng.npz")).net.meta["teacher"] == "rules"
+
+
+def test_seeded_teacher_runs_are_reproducible(tmp_path):
+    outs = []
+    for i in range(2):
+        cfg = _short_cfg(tmp_path / f"r{i}", minutes=5.0, max_updates=4, eval_deals=0, envs=8,
+                         teacher="rules", teacher_eps=0.3, teacher_mix=0.3, teacher_margin=0.2,
+                         replay=2)
+        t = DMC(cfg)
+        t.run()
+        # replay 2: each fresh batch is one update, then one more on a replayed batch
+        assert t.counters["updates"] == 4 and t._rb_n == 2 * cfg.batch
+        outs.append(([p.detach().clone() for p in t.net.parameters()], t.counters["decisions"]))
+    assert outs[0][1] == outs[1][1]
+    for a, b in zip(outs[0][0], outs[1][0]):
+        assert torch.equal(a, b)
+
+
+def test_margin_loss_makes_the_greedy_action_the_teachers(tmp_path):
+    """On teacher decisions with uninformative returns (all 0), the large-margin loss alone
+    must make the network's greedy action the teacher's; the MSE alone does not."""
+    game = make_game("wakeng")
+    teacher = make_agent("rules", game, seed=0)
+    rng = np.random.default_rng(4)
+    pos = []  # (observation, legal ids, teacher's action) of rules-agent games
+    s = game.new_state()
+    buf = np.empty(game.n_actions, np.int64)
+    for _ in range(3):
+        game.reset(s, int(rng.integers(2**62)))
+        while not game.done(s):
+            k = game.legal(s, buf)
+            a = int(buf[0])
+            if k > 1:
+                obs = np.zeros(game.layout.size, np.float32)
+                game.encode(s, game.current(s), obs)
+                a = teacher.act({"observation": obs}, buf[:k].copy())
+                pos.append((obs, buf[:k].copy(), a))
+            game.step(s, a)
+    obs = np.stack([p[0] for p in pos])
+    act = np.array([p[2] for p in pos], np.int64)
+    agreement = {}
+    for margin in (0.0, 0.5):
+        t = DMC(Config(game="wakeng", out=str(tmp_path), hidden=(64,), lr=3e-3, batch=len(pos),
+                       eval_deals=0, progress=False, teacher="rules", teacher_margin=margin, seed=2,
+                       reward_scale=1.0))
+        for _ in range(300):
+            alt = np.array([[-1, rng.choice(ids[ids != a])] for _, ids, a in pos], np.int64)
+            t._push(obs, act, np.zeros(len(pos), np.float32), alt if margin else None)
+            t._update()
+        ids = np.concatenate([p[1] for p in pos])
+        greedy = t.policy.choose(obs, ids, np.array([len(p[1]) for p in pos]))
+        agreement[margin] = float((greedy == act).mean())
+    assert len(pos) > 50
+    assert agreement[0.5] > 0.9 and agreement[0.5] > agreement[0.0] + 0.3, agreement

@@ -17,6 +17,26 @@ drives any :class:`cardenvs.core.game.Game` through its methods (``new_state``, 
 * **Targets**: the acting seat's return from its decision on (the sum of the rewards it is paid
   by that step and every later one, so a match paying each hand mid-episode is handled), times
   ``reward_scale`` (``auto``: one over the mean absolute return of random play).
+* **Teacher mode** (``--teacher NAME``, any registered agent, e.g. ``rules``): every seat is
+  played by the teacher agent, except that at each decision the acting seat takes a uniformly
+  random legal action with probability ``--teacher-eps`` and (``--teacher-mix p``) the
+  network's greedy action with probability ``p`` of the rest.  Every decision with 2+ legal
+  actions is learned from with the same Monte-Carlo targets, so the network estimates ``Q`` of
+  the (slightly randomised) teacher policy and its greedy policy is one step of policy
+  improvement over the teacher.  The teacher phase lasts the whole run, or until
+  ``--teacher-minutes`` of training time / ``--teacher-updates`` updates (counted over every
+  session of the run); then the normal self-play / pool mode continues from the learned
+  network.  ``--resume`` takes the teacher settings from the command line, so a run also
+  switches mode by being resumed with other flags.  The teacher is called batched
+  (``act_batch``) when its class vectorises it, else once per game.  Greedy-over-Q alone
+  overrates the actions the teacher rarely takes (the teacher bids 3 only with strong hands,
+  so "bid 3" looks good); ``--teacher-margin m`` adds the large-margin loss of DQfD on the
+  teacher's decisions (``relu(Q(s, b) + m - Q(s, teacher))`` for the network's greedy action
+  and one random other action ``b``, weighted by ``--teacher-margin-weight``), so the greedy
+  policy keeps the teacher's action unless the returns of explored actions say otherwise.
+* **Replay** (``--replay R``, off by default): each fresh batch is followed by ``R - 1``
+  updates on batches drawn from a buffer of the latest ``--replay-size`` samples, for runs
+  whose samples cost more than an update (teacher mode).
 * **Opponent pool**: every ``--refresh`` updates a frozen snapshot of the network joins a pool
   (at most ``--pool-size``) and the active opponent is redrawn from it; a ``--pool-frac``
   share of the games seat the learner at one random seat and the active snapshot at the others
@@ -90,6 +110,15 @@ class Config:
     threads: int = 1
     max_updates: int = 0
     progress: bool = True
+    teacher: Optional[str] = None
+    teacher_eps: float = 0.1
+    teacher_mix: float = 0.0
+    teacher_minutes: Optional[float] = None
+    teacher_updates: int = 0
+    teacher_margin: float = 0.0
+    teacher_margin_weight: float = 1.0
+    replay: int = 1
+    replay_size: int = 65536
 
     def eval_interval_s(self) -> float:
         if self.eval_minutes is not None:
@@ -116,6 +145,22 @@ def _check_config(cfg: Config) -> None:
         raise ValueError("minutes and eval_deals must be >= 0 and lr > 0")
     if cfg.reward_scale != "auto" and not float(cfg.reward_scale) > 0:
         raise ValueError(f"reward_scale must be 'auto' or a positive number, got {cfg.reward_scale!r}")
+    if cfg.teacher is not None and not isinstance(cfg.teacher, str):
+        raise TypeError(f"teacher must be an agent name (str) or None, got {type(cfg.teacher).__name__}")
+    if not 0.0 <= cfg.teacher_eps <= 1.0 or not 0.0 <= cfg.teacher_mix <= 1.0:
+        raise ValueError(f"teacher_eps and teacher_mix must lie in [0, 1], got {cfg.teacher_eps!r}, "
+                         f"{cfg.teacher_mix!r}")
+    if cfg.teacher_minutes is not None and not cfg.teacher_minutes >= 0:
+        raise ValueError(f"teacher_minutes must be >= 0 or None, got {cfg.teacher_minutes!r}")
+    if not cfg.teacher_margin >= 0 or not cfg.teacher_margin_weight >= 0:
+        raise ValueError(f"teacher_margin and teacher_margin_weight must be >= 0, got "
+                         f"{cfg.teacher_margin!r}, {cfg.teacher_margin_weight!r}")
+    if not isinstance(cfg.replay, int) or cfg.replay < 1:
+        raise ValueError(f"replay must be an int >= 1, got {cfg.replay!r}")
+    if cfg.replay > 1 and (not isinstance(cfg.replay_size, int) or cfg.replay_size < cfg.batch):
+        raise ValueError(f"replay_size must be an int >= batch ({cfg.batch}), got {cfg.replay_size!r}")
+    if not isinstance(cfg.teacher_updates, int) or cfg.teacher_updates < 0:
+        raise ValueError(f"teacher_updates must be an int >= 0, got {cfg.teacher_updates!r}")
 
 
 # ---------------------------------------------------------------------------------------------
@@ -326,8 +371,14 @@ class DMC:
         self.opt = torch.optim.Adam(self.net.parameters(), lr=cfg.lr)
         self.pool: list[dict] = []
         self.opp_index = -1
-        self.counters = {"decisions": 0, "samples": 0, "games": 0, "updates": 0, "train_s": 0.0}
+        self.counters = {"decisions": 0, "samples": 0, "games": 0, "updates": 0, "train_s": 0.0,
+                         "teacher_decisions": 0}
         self.eval_history: list[dict] = []
+        self.teacher = None
+        if cfg.teacher is not None:
+            self.teacher, reason = make_eval_agent(cfg.teacher, g, seed=cfg.seed + 31)
+            if self.teacher is None:
+                raise ValueError(f"teacher {cfg.teacher!r} cannot be used: {reason}")
         if ckpt is not None:
             self._load(ckpt)
         else:
@@ -339,8 +390,12 @@ class DMC:
         self._q_obs: list[np.ndarray] = []
         self._q_act: list[np.ndarray] = []
         self._q_tgt: list[np.ndarray] = []
+        self._q_alt: list[np.ndarray] = []  # teacher margin: 2 alternative actions per sample
+        self._margin_on = cfg.teacher is not None and cfg.teacher_margin > 0
+        self._rb = None  # replay buffer (--replay > 1; not checkpointed, refilled on resume)
         self._q_n = 0
         self._loss_sum, self._loss_n, self._q_sum = 0.0, 0, 0.0
+        self._teacher_s, self._teaching, self._margin_sum = 0.0, False, 0.0
         self._tb = None
 
     # -- checkpoints ---------------------------------------------------------------------------
@@ -353,7 +408,10 @@ class DMC:
             self.opp_net.load_state_dict(self.pool[self.opp_index])
         self.rng.bit_generator.state = ckpt["np_rng"]
         torch.set_rng_state(ckpt["torch_rng"])
-        self.counters = dict(ckpt["counters"])
+        self.counters = {"teacher_decisions": 0, **ckpt["counters"]}
+        rng_state = ckpt.get("teacher_rng")
+        if rng_state is not None and isinstance(getattr(self.teacher, "rng", None), np.random.Generator):
+            self.teacher.rng.bit_generator.state = rng_state
         self.eval_history = list(ckpt["eval_history"])
         self.scale = float(ckpt["reward_scale"])
 
@@ -368,6 +426,9 @@ class DMC:
             "torch_rng": torch.get_rng_state(), "counters": dict(self.counters),
             "eval_history": list(self.eval_history), "reward_scale": self.scale,
         }
+        trng = getattr(self.teacher, "rng", None)
+        if isinstance(trng, np.random.Generator):
+            ckpt["teacher_rng"] = trng.bit_generator.state
         torch.save(ckpt, path + ".tmp")
         os.replace(path + ".tmp", path)
         return path
@@ -377,7 +438,8 @@ class DMC:
         return {"game": self.cfg.game, "options": self.cfg.options, "reward_scale": self.scale,
                 "trainer": "dmc", "decisions": self.counters["decisions"],
                 "updates": self.counters["updates"], "train_minutes": round(self.counters["train_s"] / 60, 2),
-                "seed": self.cfg.seed}
+                "seed": self.cfg.seed, "teacher": self.cfg.teacher,
+                "teacher_decisions": self.counters["teacher_decisions"]}
 
     def export(self, path: Optional[str] = None, dtype=np.float16) -> str:
         path = path or os.path.join(self.cfg.out, f"{self.cfg.game}.npz")
@@ -393,7 +455,10 @@ class DMC:
         self.opp_net.load_state_dict(self.pool[self.opp_index])
 
     # -- learning ------------------------------------------------------------------------------
-    def _push(self, obs: np.ndarray, act: np.ndarray, tgt: np.ndarray) -> None:
+    def _push(self, obs: np.ndarray, act: np.ndarray, tgt: np.ndarray,
+              alt: Optional[np.ndarray] = None) -> None:
+        if self._margin_on:
+            self._q_alt.append(np.full((len(act), 2), -1, np.int64) if alt is None else alt)
         self._q_obs.append(obs)
         self._q_act.append(act)
         self._q_tgt.append(tgt)
@@ -407,8 +472,23 @@ class DMC:
         self._q_n -= B
         return obs[:B], act[:B], tgt[:B]
 
+    def _pop_alt(self, B: int) -> np.ndarray:
+        alt = np.concatenate(self._q_alt)
+        self._q_alt = [alt[B:]]
+        return alt[:B]
+
     def _update(self) -> None:
-        obs, act, tgt = self._pop_batch(self.cfg.batch)
+        cfg, B = self.cfg, self.cfg.batch
+        if self._margin_on or cfg.replay > 1:
+            alt = self._pop_alt(B) if self._margin_on else np.full((B, 2), -1, np.int64)
+            batch = (*self._pop_batch(B), alt)
+            self._update_batch(*batch)
+            if cfg.replay > 1:
+                self._replay_add(*batch)
+                for _ in range(cfg.replay - 1):
+                    self._update_batch(*self._replay_sample(B))
+            return
+        obs, act, tgt = self._pop_batch(B)
         dev = self.device
         feats = torch.from_numpy(self.game.action_features(act)).to(dev)
         o = torch.from_numpy(obs).to(dev)
@@ -426,13 +506,66 @@ class DMC:
         if self.counters["updates"] % self.cfg.refresh == 0:
             self._refresh_pool()
 
+    def _replay_add(self, obs: np.ndarray, act: np.ndarray, tgt: np.ndarray, alt: np.ndarray) -> None:
+        """Store a fresh batch in the replay ring buffer (observations as float16)."""
+        cap, B = self.cfg.replay_size, len(act)
+        if self._rb is None:
+            self._rb = (np.zeros((cap, obs.shape[1]), np.float16), np.zeros(cap, np.int64),
+                        np.zeros(cap, np.float32), np.full((cap, 2), -1, np.int64))
+            self._rb_pos = self._rb_n = 0
+        idx = (self._rb_pos + np.arange(B)) % cap
+        for buf, x in zip(self._rb, (obs, act, tgt, alt)):
+            buf[idx] = x
+        self._rb_pos = int((self._rb_pos + B) % cap)
+        self._rb_n = min(cap, self._rb_n + B)
+
+    def _replay_sample(self, B: int):
+        """A uniform batch (with replacement) from the replay buffer."""
+        idx = self.rng.integers(self._rb_n, size=B)
+        obs, act, tgt, alt = (buf[idx] for buf in self._rb)
+        return obs.astype(np.float32), act, tgt, alt
+
+    def _update_batch(self, obs: np.ndarray, act: np.ndarray, tgt: np.ndarray, alt: np.ndarray) -> None:
+        """An update with the teacher's large-margin loss (as in DQfD) added to the MSE: for a
+        sample whose action was the teacher's, ``relu(Q(s, b) + margin - Q(s, teacher))`` for
+        its stored alternatives ``b`` (the network's greedy action when it differed, and one
+        random other legal action), times ``teacher_margin_weight``.  An action the teacher
+        did not take then scores below the teacher's unless the Monte-Carlo returns of the
+        explored decisions say it is better, so the greedy policy leaves the teacher only
+        where the data supports it."""
+        cfg, dev, B = self.cfg, self.device, len(act)
+        rows, cols = np.nonzero(alt >= 0)
+        ids = np.concatenate([act, alt[rows, cols]])
+        owner = np.concatenate([np.arange(B), rows])
+        feats = torch.from_numpy(self.game.action_features(ids)).to(dev)
+        q_all = self.net(torch.from_numpy(obs).to(dev), feats, torch.from_numpy(owner).to(dev))
+        q = q_all[:B]
+        mse = F.mse_loss(q, torch.from_numpy(tgt).to(dev))
+        loss = mse
+        if len(rows):
+            hinge = torch.relu(q_all[B:] + cfg.teacher_margin - q[torch.from_numpy(rows).to(dev)])
+            loss = mse + cfg.teacher_margin_weight * hinge.mean()
+            self._margin_sum += float(hinge.detach().mean())
+        self.opt.zero_grad(set_to_none=True)
+        loss.backward()
+        nn.utils.clip_grad_norm_(self.net.parameters(), cfg.grad_clip)
+        self.opt.step()
+        self.counters["updates"] += 1
+        self._loss_sum += float(mse.detach())
+        self._q_sum += float(q.detach().mean())
+        self._loss_n += 1
+        if self.counters["updates"] % cfg.refresh == 0:
+            self._refresh_pool()
+
     # -- self-play -----------------------------------------------------------------------------
     def _new_game(self, i: int) -> None:
         g, cfg, rng = self.game, self.cfg, self.rng
         g.reset(self.states[i], int(rng.integers(_SEED_MAX)))
         self.cum[i] = 0.0
         self.pending[i] = []
-        if self.pool and rng.random() < cfg.pool_frac:
+        if self._teaching:  # the teacher plays every seat; every seat's decisions are learned
+            self.learner_seat[i] = -1
+        elif self.pool and rng.random() < cfg.pool_frac:
             self.learner_seat[i] = int(rng.integers(g.n_players))
         else:
             self.learner_seat[i] = -1
@@ -443,7 +576,10 @@ class DMC:
             obs = np.stack([p[0] for p in pend])
             act = np.array([p[1] for p in pend], np.int64)
             tgt = np.array([self.cum[i, p[2]] - p[3] for p in pend], np.float32) * self.scale
-            self._push(obs, act, tgt)
+            alt = None
+            if self._margin_on:
+                alt = np.array([p[4] if len(p) > 4 else (-1, -1) for p in pend], np.int64).reshape(-1, 2)
+            self._push(obs, act, tgt, alt)
             self.counters["samples"] += len(pend)
         self.counters["games"] += 1
 
@@ -456,8 +592,119 @@ class DMC:
         self.obs = np.zeros((N, self.obs_dim), np.float32)
         self.eps_slot = exploration_rates(self.cfg.eps, self.cfg.eps_alpha, N)
         self._buf = np.empty(g.n_actions, np.int64)
+        self._mask = np.zeros(g.n_actions, np.int8)
+        self._teaching = self.teacher_active()
         for i in range(N):
             self._new_game(i)
+
+    def teacher_active(self) -> bool:
+        """Whether the behaviour policy is the teacher now (``--teacher`` and its phase)."""
+        cfg = self.cfg
+        if self.teacher is None:
+            return False
+        if cfg.teacher_minutes is not None and self.counters["train_s"] >= 60.0 * cfg.teacher_minutes:
+            return False
+        return not (cfg.teacher_updates and self.counters["updates"] >= cfg.teacher_updates)
+
+    def step(self) -> None:
+        """One decision in every game, in teacher mode while its phase lasts, else self-play."""
+        teaching = self.teacher_active()
+        if teaching != self._teaching:
+            self._teaching = teaching
+            print(f"[dmc] {'teacher' if teaching else 'self-play'} mode from "
+                  f"{self.counters['train_s'] / 60:.1f} min, {self.counters['updates']} updates",
+                  file=sys.stderr, flush=True)
+        if teaching:
+            self.teacher_step()
+        else:
+            self.selfplay_step()
+
+    def teacher_actions(self, obs: np.ndarray, ids: list[np.ndarray]) -> np.ndarray:
+        """The teacher's action in each position (``obs [B, D]``, legal ids per position): one
+        ``act_batch`` call when the teacher's class vectorises it, else one ``act`` per
+        position (the legal ids given, the mask filled in a reused buffer)."""
+        from agents.base import Agent
+
+        t0 = time.perf_counter()
+        agent, B = self.teacher, len(ids)
+        if type(agent).act_batch is not Agent.act_batch:
+            masks = np.zeros((B, self.game.n_actions), np.int8)
+            for j, legal in enumerate(ids):
+                masks[j, legal] = 1
+            out = np.asarray(agent.act_batch(obs, masks), np.int64)
+        else:
+            out = np.empty(B, np.int64)
+            mask = self._mask
+            for j, legal in enumerate(ids):
+                mask[legal] = 1
+                out[j] = agent.act({"observation": obs[j], "action_mask": mask}, legal)
+                mask[legal] = 0
+        for j, legal in enumerate(ids):
+            if not (legal == out[j]).any():
+                raise RuntimeError(f"teacher {agent!r} chose the illegal action {int(out[j])}")
+        self._teacher_s += time.perf_counter() - t0
+        return out
+
+    def teacher_step(self) -> None:
+        """Advance every game by one decision with the teacher as behaviour policy.
+
+        At each decision with 2+ legal actions the acting seat plays a uniformly random legal
+        action with probability ``teacher_eps``, otherwise the network's greedy action with
+        probability ``teacher_mix``, otherwise the teacher's action; every such decision is a
+        sample (its target: the acting seat's Monte-Carlo return)."""
+        g, rng, cfg = self.game, self.rng, self.cfg
+        N, buf, obs = cfg.envs, self._buf, self.obs
+        eps, mix = cfg.teacher_eps, cfg.teacher_mix
+        moves = np.empty(N, np.int64)
+        learn = np.zeros(N, np.bool_)
+        t_games, t_ids, n_games, n_ids = [], [], [], []
+        for i in range(N):
+            s = self.states[i]
+            k = g.legal(s, buf)
+            if k == 1:
+                moves[i] = buf[0]
+                continue
+            c = g.current(s)
+            g.encode(s, c, obs[i])
+            self.pending[i].append((obs[i].copy(), 0, c, self.cum[i, c]))
+            learn[i] = True
+            if rng.random() < eps:
+                moves[i] = buf[rng.integers(k)]
+            elif mix > 0.0 and rng.random() < mix:
+                n_games.append(i)
+                n_ids.append(buf[:k].copy())
+            else:
+                t_games.append(i)
+                t_ids.append(buf[:k].copy())
+        alts = {}
+        if t_games:
+            moves[t_games] = self.teacher_actions(obs[t_games], t_ids)
+            self.counters["teacher_decisions"] += len(t_games)
+        if self._margin_on and t_games:  # the network's greedy action on the teacher's decisions too
+            n_games, n_ids, nt = n_games + t_games, n_ids + t_ids, len(n_games)
+        else:
+            nt = len(n_games)
+        if n_games:
+            greedy = self.policy.choose(obs[n_games], np.concatenate(n_ids),
+                                        np.array([len(x) for x in n_ids]))
+            moves[n_games[:nt]] = greedy[:nt]
+            for j, i in enumerate(n_games[nt:]):
+                ids, a_t = n_ids[nt + j], moves[i]
+                others = ids[ids != a_t]
+                alts[i] = (int(greedy[nt + j]) if greedy[nt + j] != a_t else -1,
+                           int(others[rng.integers(len(others))]))
+        for i in range(N):
+            s = self.states[i]
+            a = int(moves[i])
+            if learn[i]:
+                o, _, c, base = self.pending[i][-1]
+                self.pending[i][-1] = (o, a, c, base, alts[i]) if i in alts else (o, a, c, base)
+            g.step(s, a)
+            self.cum[i] += g.rewards(s)
+            if g.done(s):
+                self._finish_game(i)
+                self._new_game(i)
+        self.counters["decisions"] += N
 
     def selfplay_step(self) -> None:
         """Advance every game by one decision (batched forwards), collect finished samples."""
@@ -551,6 +798,7 @@ class DMC:
         base_s = self.counters["train_s"]
         last_log = last_eval = last_ckpt = t0
         log_dec, log_t = self.counters["decisions"], t0
+        self._log_t, self._teacher_s = t0, 0.0
         bar = None
         if cfg.progress:
             from tqdm import tqdm
@@ -562,7 +810,7 @@ class DMC:
             self.counters["train_s"] = base_s + (now - t0)
             if now - t0 >= budget or (cfg.max_updates and self.counters["updates"] >= cfg.max_updates):
                 break
-            self.selfplay_step()
+            self.step()
             while self._q_n >= cfg.batch:
                 self._update()
             if now - last_log >= cfg.log_seconds:
@@ -595,16 +843,23 @@ class DMC:
                 **self.counters}
 
     def _log_row(self, rate: float) -> dict:
+        now = time.perf_counter()
+        span = now - getattr(self, "_log_t", now)
+        teacher_frac = self._teacher_s / span if span > 0 else 0.0
+        self._log_t, self._teacher_s = now, 0.0
         n = max(self._loss_n, 1)
         row = {"train_s": round(self.counters["train_s"], 1), **{k: v for k, v in self.counters.items()
                                                                  if k != "train_s"},
                "dec_per_s": round(rate, 1), "loss": self._loss_sum / n if self._loss_n else float("nan"),
                "q_mean": self._q_sum / n if self._loss_n else float("nan"),
-               "pool": len(self.pool), "opponent": self.opp_index}
+               "pool": len(self.pool), "opponent": self.opp_index,
+               "mode": "teacher" if self._teaching else "selfplay", "teacher_frac": round(teacher_frac, 3),
+               "margin_loss": self._margin_sum / n if self._loss_n else float("nan")}
+        self._margin_sum = 0.0
         self._loss_sum, self._loss_n, self._q_sum = 0.0, 0, 0.0
         _append_csv(os.path.join(self.cfg.out, "log.csv"), [row])
         if self._tb is not None:
-            for k in ("loss", "q_mean", "dec_per_s"):
+            for k in ("loss", "q_mean", "dec_per_s", "teacher_frac"):
                 if not math.isnan(row[k]):
                     self._tb.add_scalar(f"train/{k}", row[k], self.counters["decisions"])
         return row
@@ -623,8 +878,12 @@ def _append_csv(path: str, rows: list[dict]) -> None:
     if not rows:
         return
     new = not os.path.exists(path)
+    fields = list(rows[0])
+    if not new:  # keep the columns of an existing file (a run resumed by another version)
+        with open(path, newline="") as f:
+            fields = next(csv.reader(f), None) or fields
     with open(path, "a", newline="") as f:
-        w = csv.DictWriter(f, fieldnames=list(rows[0]))
+        w = csv.DictWriter(f, fieldnames=fields, extrasaction="ignore")
         if new:
             w.writeheader()
         w.writerows(rows)
@@ -710,6 +969,26 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--threads", type=int, default=d.threads,
                    help="torch threads (0: torch's default; 1 is fastest on a shared 2-core machine)")
     p.add_argument("--max-updates", type=int, default=0, help="stop after this many updates (0: none)")
+    p.add_argument("--teacher", default=None,
+                   help="behaviour policy at every seat: this registered agent (e.g. rules); "
+                        "'none' for self-play")
+    p.add_argument("--teacher-eps", type=float, default=d.teacher_eps,
+                   help="teacher mode: chance of a uniformly random legal action at a decision")
+    p.add_argument("--teacher-mix", type=float, default=d.teacher_mix,
+                   help="teacher mode: chance (of the non-random decisions) of the network's greedy action")
+    p.add_argument("--teacher-minutes", type=float, default=None,
+                   help="teacher mode for the first M training minutes of the run, then self-play")
+    p.add_argument("--teacher-updates", type=int, default=0,
+                   help="teacher mode for the first U updates of the run, then self-play (0: no limit)")
+    p.add_argument("--teacher-margin", type=float, default=d.teacher_margin,
+                   help="teacher mode: large-margin loss (DQfD) keeping the teacher's action this much "
+                        "above the alternatives unless the returns say otherwise (0: off)")
+    p.add_argument("--teacher-margin-weight", type=float, default=d.teacher_margin_weight,
+                   help="weight of the large-margin loss")
+    p.add_argument("--replay", type=int, default=d.replay,
+                   help="updates per fresh batch: R > 1 adds R-1 updates on batches drawn from a "
+                        "replay buffer of the latest samples (for costly samples, e.g. teacher mode)")
+    p.add_argument("--replay-size", type=int, default=d.replay_size, help="replay buffer size (samples)")
     p.add_argument("--export", default=None, help="also write the final weights here")
     p.add_argument("--no-progress", action="store_true")
     return p
@@ -724,7 +1003,11 @@ def config_from_args(a: argparse.Namespace) -> Config:
         eps=a.eps, eps_alpha=a.eps_alpha, pool_size=a.pool_size, pool_frac=a.pool_frac, refresh=a.refresh,
         reward_scale=scale, eval_agents=tuple(x for x in a.eval_agents.split(",") if x),
         eval_deals=a.eval_deals, eval_minutes=a.eval_minutes, ckpt_minutes=a.ckpt_minutes, log_seconds=a.log_seconds,
-        device=a.device, threads=a.threads, max_updates=a.max_updates, progress=not a.no_progress)
+        device=a.device, threads=a.threads, max_updates=a.max_updates, progress=not a.no_progress,
+        teacher=None if a.teacher in (None, "", "none") else a.teacher, teacher_eps=a.teacher_eps,
+        teacher_mix=a.teacher_mix, teacher_minutes=a.teacher_minutes, teacher_updates=a.teacher_updates,
+        teacher_margin=a.teacher_margin, teacher_margin_weight=a.teacher_margin_weight,
+        replay=a.replay, replay_size=a.replay_size)
 
 
 def main(argv: Optional[Sequence[str]] = None) -> int:
@@ -732,7 +1015,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     try:
         cfg = config_from_args(a)
         trainer = DMC(cfg, resume=a.resume)
-    except ValueError as e:
+    except (ValueError, TypeError) as e:
         print(f"error: {e}", file=sys.stderr)
         return 2
     res = trainer.run()
