@@ -385,6 +385,9 @@ def format_results(res: dict) -> str:
         lines.append("by role (win rate with Wilson 95% CI over games; mean score):")
         for lab, roles in res["by_role"].items():
             for role, st in roles.items():
+                if st["games"] == 0:
+                    lines.append(f"  {lab:<{w}} as {role:<10} games {0:>6}  (never held this role)")
+                    continue
                 lo, hi = st["win_rate_ci"]
                 lines.append(f"  {lab:<{w}} as {role:<10} games {st['games']:>6}  win "
                              f"{_f(st['win_rate'], False)} [{_f(lo, False)}, {_f(hi, False)}]  "
