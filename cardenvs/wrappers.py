@@ -368,17 +368,9 @@ class SeatEnv(gymnasium.Env):
         return self._legal().copy()
 
     def render(self):
-        if self.render_mode is None:
-            gymnasium.logger.warn("render() called without a render_mode; pass render_mode='ansi'")
-            return None
-        if not self._started:
-            text = "(no deal yet: call reset())\n"
-        else:
-            text = self.game.render(self.state_vec)
-        if self.render_mode == "ansi":
-            return text
-        print(text, end="")
-        return None
+        from .core.render import render_for
+
+        return render_for(self)
 
     def close(self) -> None:
         pass

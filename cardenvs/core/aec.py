@@ -258,19 +258,9 @@ class CardEnv(AECEnv, EzPickle):
             self._extra_info(info)
 
     def render(self):
-        if self.render_mode is None:
-            import gymnasium
+        from .render import render_for
 
-            gymnasium.logger.warn("render() called without a render_mode; pass render_mode='ansi'")
-            return None
-        if not self._started:
-            text = "(no deal yet: call reset())\n"
-        else:
-            text = self.game.render(self.state_vec)
-        if self.render_mode == "ansi":
-            return text
-        print(text, end="")
-        return None
+        return render_for(self)
 
     def close(self) -> None:
         pass

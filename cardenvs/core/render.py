@@ -43,3 +43,24 @@ def render_climbing(game, state: np.ndarray, role_name: str = "landlord", recent
         res = " ".join(f"{int(state[REW0 + i]):+d}" for i in range(n))
         lines.append(f"   result: {'void deal' if w < 0 else f'player_{w} went out'}; rewards {res}")
     return "\n".join(lines) + "\n"
+
+
+def render_for(env):
+    """``render()`` of an env holding ``game``, ``state_vec``, ``render_mode`` and ``_started``.
+
+    Shared by the AEC env and :class:`cardenvs.wrappers.SeatEnv`: the table as text for
+    ``"ansi"``, printed for ``"human"``, a warning and ``None`` without a render mode.
+    """
+    if env.render_mode is None:
+        import gymnasium
+
+        gymnasium.logger.warn("render() called without a render_mode; pass render_mode='ansi'")
+        return None
+    if not env._started:
+        text = "(no deal yet: call reset())\n"
+    else:
+        text = env.game.render(env.state_vec)
+    if env.render_mode == "ansi":
+        return text
+    print(text, end="")
+    return None
