@@ -23,6 +23,13 @@ the 娘娘 scores +6/+3/-3/-6 by place, the catchers +2/+1/-1/-2 (+1/0/-1 among 
 the 娘娘 is first), and the 娘娘 loses 1 per 活子 (a card other than 3, 2, B, R) among the 4
 cards he returned.
 
+**Rules queries**: ``cardenvs.legal_moves("niangniang", hand, prev)`` lists every
+realisation of every legal play, a joker standing for rank X written as the joker followed by
+``[X]`` (``legal_moves("niangniang", "55B") == ["5", "55", "5B[5]", "55B[5]"]``);
+``plain=True`` lists the effective plays instead (``["5", "55", "555"]``).  ``prev`` may be
+written either way (``legal_moves("niangniang", "555R", prev="44B[4]")`` equals the answer
+for ``prev="444"``).
+
 **Options** (keywords of ``env()``): ``rank_order="standard"|"three_high"``,
 ``first_niangniang="first_three"|"reveal_choice"|"random_seat"``,
 ``joker_wild_scope="any_combo"|"bombs_only"``, ``scoring="seed"|"positional"|"zero_sum"``,
