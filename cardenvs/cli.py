@@ -15,7 +15,9 @@ import sys
 from typing import Optional, Sequence
 
 
-def _parse_option(text: str) -> tuple[str, object]:
+def parse_option(text: str) -> tuple[str, object]:
+    """``"key=value"`` from the command line as ``(key, value)``; the value read as a Python
+    literal when it is one (``3``, ``True``, ``"x"``), else kept as text."""
     if "=" not in text:
         raise argparse.ArgumentTypeError(f"option {text!r} must look like key=value")
     key, _, raw = text.partition("=")
@@ -57,7 +59,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     p = sub.add_parser("demo", help="play a seeded deal between random agents and print it")
     p.add_argument("game")
     p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--option", "-o", action="append", type=_parse_option, default=[],
+    p.add_argument("--option", "-o", action="append", type=parse_option, default=[],
                    metavar="KEY=VALUE", help="a game option, e.g. -o auction=fixed (repeatable)")
     sub.add_parser("list", help="list the games, their players and options")
     m = sub.add_parser("moves", help="list the legal plays of a hand (rules query API)")
@@ -74,14 +76,14 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     a.add_argument("--out", default="arena_results", help="folder for the JSON and PNG ('' = none)")
     a.add_argument("--lineups", choices=("auto", "rotate", "solo"), default="auto")
     a.add_argument("--no-progress", action="store_true")
-    a.add_argument("--option", "-o", action="append", type=_parse_option, default=[],
+    a.add_argument("--option", "-o", action="append", type=parse_option, default=[],
                    metavar="KEY=VALUE", help="a game option (repeatable)")
     pl = sub.add_parser("play", help="play a deal in the terminal against agents")
     pl.add_argument("game")
     pl.add_argument("--agents", default="rules", help="opponents, comma-separated, reused in turn")
     pl.add_argument("--seat", type=int, default=0, help="your seat")
     pl.add_argument("--seed", type=int, default=None)
-    pl.add_argument("--option", "-o", action="append", type=_parse_option, default=[],
+    pl.add_argument("--option", "-o", action="append", type=parse_option, default=[],
                     metavar="KEY=VALUE", help="a game option (repeatable)")
     args = parser.parse_args(argv)
 

@@ -57,7 +57,6 @@ Run ``python -m train.dmc GAME --minutes 10 --out runs/GAME``; ``--help`` lists 
 from __future__ import annotations
 
 import argparse
-import ast
 import copy
 import csv
 import json
@@ -66,7 +65,7 @@ import os
 import sys
 import time
 from dataclasses import asdict, dataclass, field
-from typing import Any, Callable, Optional, Sequence
+from typing import Any, Optional, Sequence
 
 import numpy as np
 import torch
@@ -74,6 +73,7 @@ from torch import nn
 from torch.nn import functional as F
 
 from agents.trained import save_weights, segment_argmax
+from cardenvs.cli import parse_option
 
 _SEED_MAX = 2**62
 
@@ -927,15 +927,6 @@ def plot_eval(history: list[dict], path: str, game: str) -> None:
 # ---------------------------------------------------------------------------------------------
 # command line
 # ---------------------------------------------------------------------------------------------
-def _parse_option(text: str) -> tuple[str, Any]:
-    if "=" not in text:
-        raise argparse.ArgumentTypeError(f"option {text!r} must look like key=value")
-    key, _, raw = text.partition("=")
-    try:
-        value = ast.literal_eval(raw)
-    except (ValueError, SyntaxError):
-        value = raw
-    return key.strip(), value
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -945,7 +936,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--out", default=None, help="output dir (default runs/dmc_GAME)")
     p.add_argument("--minutes", type=float, default=d.minutes, help="time budget of this session")
     p.add_argument("--resume", action="store_true", help="continue from OUT/checkpoint.pt")
-    p.add_argument("--option", "-o", action="append", type=_parse_option, default=[],
+    p.add_argument("--option", "-o", action="append", type=parse_option, default=[],
                    metavar="KEY=VALUE", help="a game option (repeatable)")
     p.add_argument("--seed", type=int, default=d.seed)
     p.add_argument("--envs", type=int, default=d.envs, help="games stepped in lockstep")

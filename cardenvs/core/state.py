@@ -184,6 +184,18 @@ PLAY_START = AUX0  # log index (action number) where the play phase began
 
 
 @njit(**HOT_INLINE)
+def clear_state(s, seed):
+    """Zero the whole state for a new deal, store the deal's generator seed, no winner yet.
+
+    Every game's reset starts here, then sets its own fields that start at -1.
+    """
+    for i in range(s.shape[0]):
+        s[i] = 0
+    s[RNG] = seed
+    s[WINNER] = -1
+
+
+@njit(**HOT_INLINE)
 def start_play_phase(s, leader):
     """Enter the play phase with ``leader`` on a free lead; remember where it began."""
     s[PHASE] = P_PLAY

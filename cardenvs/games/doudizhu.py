@@ -35,6 +35,7 @@ from ..core.game import Game, GameInfo
 from ..core.options import check_bool, check_choice, check_int
 from ..core.kernels import HOT, HOT_INLINE, rng_below, shuffle
 from ..core.state import (
+    clear_state,
     BID, BIDDER, BIDS0, CUR, FIRST, HDR, LANDLORD, LAST_ROW, LAST_SEAT, NDOUBLE, NLOG, NPASS,
     NREDEAL, PHASE, PLAYS0, PLAY_START, P_AUCTION, P_DONE, P_PLAY, REW0, RNG, WINNER, hand_off,
     is_legal_bid, is_legal_play, kitty_off, legal_bids, legal_play_rows, log_action, log_off,
@@ -151,17 +152,9 @@ def _begin(s, o, first_bidder, landlord, bid):
 
 
 @njit(**HOT)
-def _clear(s, seed):
-    for i in range(s.shape[0]):
-        s[i] = 0
-    s[RNG] = seed
-    s[WINNER] = -1
-
-
-@njit(**HOT)
 def reset(s, seed, tab, o):
     """Deal a new deal from ``seed`` and start the auction (or the play, ``auction="fixed"``)."""
-    _clear(s, seed)
+    clear_state(s, seed)
     _deal(s, o)
     _begin(s, o, -1, -1, 0)
 
@@ -173,7 +166,7 @@ def reset_custom(s, seed, o, cards, first_bidder, landlord, bid):
     ``first_bidder`` / ``landlord`` of -1 mean "draw from the seed" / "hold the auction".
     """
     n = o[O_NP]
-    _clear(s, seed)
+    clear_state(s, seed)
     for i in range(n):
         s[hand_off(i):hand_off(i) + 16] = cards[i]
     s[kitty_off(n):kitty_off(n) + 16] = cards[n]

@@ -51,6 +51,7 @@ from ..core.encode import (
 from ..core.game import Game, GameInfo
 from ..core.kernels import HOT, HOT_INLINE, shuffle
 from ..core.state import (
+    clear_state,
     AUX0, BID, BIDDER, BIDS0, CUR, FIRST, LANDLORD, LAST_ROW, LAST_SEAT, NDOUBLE, NLOG, PHASE,
     PLAY_START, P_AUCTION, P_DONE, P_PLAY, RNG, WINNER, hand_off, is_legal_bid, is_legal_play,
     kitty_off, legal_bids, legal_play_rows, log_action, play_action, played_off,
@@ -142,10 +143,7 @@ def stake_unit(bid, bombs, open_hand, n_left):
 
 @njit(**HOT)
 def _clear(s, seed):
-    for i in range(s.shape[0]):
-        s[i] = 0
-    s[RNG] = seed
-    s[WINNER] = -1
+    clear_state(s, seed)
     s[LANDLORD] = -1
     s[BIDDER] = -1
     s[LAST_ROW] = -1

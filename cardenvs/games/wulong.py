@@ -100,6 +100,7 @@ from ..core.game import Game, GameInfo
 from ..core.kernels import planes, rng_below, shuffle
 from ..core.options import check_bool, check_choice, check_int
 from ..core.state import (
+    clear_state,
     AUX0, CUR, FIRST, LAST_ROW, LAST_SEAT, NLOG, PHASE, PLAYS0, P_DONE, P_PLAY, REW0, RNG,
     WINNER, hand_off, kitty_off, log_action, played_off, start_play_phase, state_size,
 )
@@ -647,10 +648,7 @@ def _labels(s, best):
 
 @njit(cache=True)
 def _clear(s, seed):
-    for i in range(s.shape[0]):
-        s[i] = 0
-    s[RNG] = seed
-    s[WINNER] = -1
+    clear_state(s, seed)
     s[LAST_ROW] = -1
     s[LAST_SEAT] = -1
     s[A_LOSER] = -1
