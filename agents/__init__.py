@@ -9,7 +9,9 @@ random   uniform over the legal actions (:class:`agents.random_agent.RandomAgent
 rules    heuristic player from the rules pages (:class:`agents.rules.RulesAgent`)
 rlcard   RLCard's rule model ``doudizhu-rule-v1`` in our 3-player Dou Dizhu with
          ``preset="rlcard"`` (:class:`agents.rlcard_agent.RLCardRuleAgent`; needs ``rlcard``)
-trained  the self-play policy shipped as small weights (``agents.trained``)
+trained  a Q network shipped as small weights (``agents.trained``): per game either a
+         deep Monte-Carlo self-play policy (``train.dmc``) or the ``rules`` agent with the
+         network overriding its moves where it scores one clearly better (``train.improve``)
 ======== =====================================================================================
 
 Entries are ``"module:Class"`` strings imported on first use, so optional dependencies

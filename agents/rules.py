@@ -206,6 +206,7 @@ class RulesAgent(Agent):
         self._oc = np.zeros((MAX_COMBOS, 16), np.int64)
         self._om = np.zeros((MAX_COMBOS, 4), np.int64)
         self._cost_cache: dict = {}
+        self._bid_cache: dict = {}  # apart from the cost cache, which is cleared when full
         # two-deck hands have many more chain splits: a smaller search budget keeps a
         # decision fast (the plan's cost moves by a few hundredths)
         self.budget = NODE_BUDGET if game.deck.size <= 60 else 150
@@ -264,11 +265,9 @@ class RulesAgent(Agent):
         return s - 0.5 * self.cost(hand)
 
     def bid_thresholds(self, dealt: int) -> np.ndarray:
-        key = ("bid", dealt)
-        th = self._cost_cache.get(key)
+        th = self._bid_cache.get(dealt)
         if th is None:
-            th = _strength_quantiles(self, dealt)
-            self._cost_cache[key] = th
+            th = self._bid_cache[dealt] = _strength_quantiles(self, dealt)
         return th
 
     def sure_winner(self, row: int, others: np.ndarray) -> bool:

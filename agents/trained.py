@@ -1,8 +1,10 @@
 """The ``trained`` agent: a Q network over (state, action) pairs, run in numpy only.
 
-The network is the one the Deep Monte-Carlo learner (``train/dmc.py``) trains: an MLP scoring
-the pair (observation of the seat to move, feature row of one legal action) with the seat's
-expected return.  The agent plays the legal action of highest score.  Playing needs numpy and
+The network is the one the Deep Monte-Carlo learner (``train/dmc.py``) and the rollout
+improver (``train/improve.py``) train: an MLP scoring the pair (observation of the seat to
+move, feature row of one legal action) with the seat's expected return.  The agent plays the
+legal action of highest score, or, for weights naming a prior agent, that agent's action
+unless the network scores another clearly higher.  Playing needs numpy and
 the shipped weight file only (no torch import anywhere in this module).
 
 Weight file format (``.npz``, written by :func:`save_weights`, read by :func:`load_weights`):
@@ -15,7 +17,14 @@ Weight file format (``.npz``, written by :func:`save_weights`, read by :func:`lo
   ``w_L`` has one output column, the score);
 * ``meta``: UTF-8 JSON (as ``uint8``): ``game``, ``options``, ``obs_dim``, ``feat_dim``,
   ``hidden``, ``reward_scale`` (scores are returns times this), ``format`` (= 1) and training
-  notes.  Arrays may be stored as float16; they are computed in float32.
+  notes.  Arrays may be stored as float16; they are computed in float32.  Optional:
+  ``prior`` (a registered agent name) and ``prior_margins`` (``{"play": m, "other": m}``, a
+  score difference each, ``null`` for never): the network then scores deviations from that
+  agent's move (weights of ``train/improve.py``, which learns ``Q`` of the prior's own play):
+  the agent plays the prior's action unless the best-scored legal action scores more than the
+  margin above it (:func:`choose_with_prior`).  The ``play`` margin applies to decisions
+  offering a card play (a row of the play table: id below ``game.pass_id``), the ``other``
+  margin to the rest (bids, digs, burying, exchanges, joker picks).
 
 Weights for game ``G`` (default options) ship as ``agents/weights/G.npz``.
 """
@@ -23,6 +32,7 @@ Weights for game ``G`` (default options) ship as ``agents/weights/G.npz``.
 from __future__ import annotations
 
 import json
+import math
 import os
 from typing import Any, Optional
 
@@ -87,7 +97,7 @@ class QNetwork:
         if not isinstance(path, (str, os.PathLike)):
             raise TypeError(f"weights path must be a str or path, got {type(path).__name__}")
         if not os.path.exists(path):
-            raise ValueError(f"no weight file at {path!r} (train one with `python -m train.dmc GAME`)")
+            raise ValueError(f"no weight file at {path!r} (train one with `python -m train.improve GAME` or `python -m train.dmc GAME`)")
         with np.load(path, allow_pickle=False) as z:
             if "meta" not in z.files:
                 raise ValueError(f"{path!r} is not a cardenvs weight file (no 'meta' entry)")
@@ -124,7 +134,9 @@ class QNetwork:
 
 
 class TrainedAgent(Agent):
-    """Plays the legal action of highest Q score under a shipped (or given) weight file.
+    """Plays the legal action of highest Q score under a shipped (or given) weight file; when
+    the file names a ``prior`` agent, plays the prior's action unless the best-scored action
+    scores more than the file's margin above it (module docstring).
 
     Args:
         game: the compiled game (``env.unwrapped.game``; a registry name is accepted too).
@@ -151,6 +163,13 @@ class TrainedAgent(Agent):
         if reason is not None:
             raise ValueError(f"agent 'trained' cannot play {name} with {self.path!r}: {reason}")
         self._obs = np.zeros(game.layout.size, np.float32)
+        self.prior = None
+        self.margins = prior_margins(self.net.meta)
+        prior = self.net.meta.get("prior")
+        if prior:
+            from . import make_agent
+
+            self.prior = make_agent(str(prior), game, seed=seed)
 
     @classmethod
     def unsupported(cls, game) -> Optional[str]:
@@ -170,14 +189,22 @@ class TrainedAgent(Agent):
 
     def act(self, observation: dict, legal: Optional[np.ndarray] = None,
             info: Optional[dict] = None) -> int:
-        """The best-scored legal action (``legal``, or the mask's set entries when None)."""
+        """The best-scored legal action (``legal``, or the mask's set entries when None); with
+        a prior, the prior's action unless the best scores more than the margin above it."""
         legal = legal_ids(observation, legal)
         if len(legal) == 1:
             return int(legal[0])
         obs = np.asarray(obs_vector(observation), np.float32)
         if obs.shape != (self.net.obs_dim,):
             raise ValueError(f"observation of shape {obs.shape}; expected ({self.net.obs_dim},)")
-        return int(legal[int(np.argmax(self.scores(obs, legal)))])
+        if self.prior is None:
+            return int(legal[int(np.argmax(self.scores(obs, legal)))])
+        base = self.prior.act(observation, legal, info)
+        sizes = np.array([len(legal)])
+        margin = position_margins(legal, sizes, self.game.pass_id, self.margins)
+        if np.isinf(margin[0]):  # the network is not asked where it never overrides the prior
+            return int(base)
+        return int(choose_with_prior(self.scores(obs, legal), legal, sizes, np.array([base]), margin)[0])
 
     def act_batch(self, observations: np.ndarray, masks: np.ndarray) -> np.ndarray:
         """Actions for a batch (``observations`` (B, D), ``masks`` (B, N)), one scoring pass."""
@@ -189,8 +216,18 @@ class TrainedAgent(Agent):
         sizes = np.bincount(rows, minlength=len(masks))
         if (sizes == 0).any():
             raise ValueError("no legal action to choose from in some row of the batch")
-        q = self.net.scores_batch(observations, self.game.action_features(ids), rows)
-        return ids[segment_argmax(q, sizes)].astype(np.int64)
+        if self.prior is None:
+            q = self.net.scores_batch(observations, self.game.action_features(ids), rows)
+            return ids[segment_argmax(q, sizes)].astype(np.int64)
+        out = np.asarray(self.prior.act_batch(observations, masks), np.int64).copy()
+        margin = position_margins(ids, sizes, self.game.pass_id, self.margins)
+        ask = np.flatnonzero(np.isfinite(margin))
+        if ask.size:  # score only the positions where the network may override the prior
+            keep = np.isin(rows, ask)
+            sub_rows = np.searchsorted(ask, rows[keep])
+            q = self.net.scores_batch(observations[ask], self.game.action_features(ids[keep]), sub_rows)
+            out[ask] = choose_with_prior(q, ids[keep], sizes[ask], out[ask], margin[ask])
+        return out
 
     def __repr__(self) -> str:
         return f"TrainedAgent({self.game.info.name}, {os.path.basename(self.path)})"
@@ -207,6 +244,47 @@ def _mismatch(net: QNetwork, game) -> Optional[str]:
         return (f"the weights expect observations of {net.obs_dim} and action features of "
                 f"{net.feat_dim}; this game has {size} and {feat}")
     return None
+
+
+def prior_margins(meta: dict) -> tuple[float, float]:
+    """``(play, other)`` margins of a weight file's metadata (``inf`` = never deviate)."""
+    m = meta.get("prior_margins", {})
+    out = []
+    for key in ("play", "other"):
+        v = m.get(key, 0.0) if isinstance(m, dict) else 0.0
+        out.append(math.inf if v is None else float(v))
+    return out[0], out[1]
+
+
+def position_margins(ids: np.ndarray, sizes: np.ndarray, pass_id: int,
+                     margins: tuple[float, float]) -> np.ndarray:
+    """Per position: the ``play`` margin when one of its legal ids is a card play (below
+    ``pass_id``), else the ``other`` margin."""
+    sizes = np.asarray(sizes, np.int64)
+    owner = np.repeat(np.arange(len(sizes)), sizes)
+    has_play = np.bincount(owner, weights=np.asarray(ids) < pass_id, minlength=len(sizes)) > 0
+    return np.where(has_play, margins[0], margins[1])
+
+
+def choose_with_prior(q: np.ndarray, ids: np.ndarray, sizes: np.ndarray, base: np.ndarray,
+                      margin) -> np.ndarray:
+    """Per position: the best-scored action when it scores more than ``margin`` (a number, or
+    one per position; ``inf``: never) above the prior's action ``base``, else ``base``.
+
+    ``q`` and ``ids`` are the scores and ids of the positions' legal actions laid end to end
+    (``sizes`` per position); ``base[i]`` must be one of position ``i``'s ids.
+    """
+    sizes = np.asarray(sizes, np.int64)
+    base = np.asarray(base, np.int64)
+    best = segment_argmax(q, sizes)
+    owner = np.repeat(np.arange(len(sizes)), sizes)
+    hit = np.flatnonzero(ids == base[owner])
+    if len(hit) != len(sizes) or (owner[hit] != np.arange(len(sizes))).any():
+        raise ValueError("the prior's action is not among the legal actions of every position")
+    out = base.copy()
+    better = q[best] - q[hit] > margin
+    out[better] = ids[best[better]]
+    return out
 
 
 def segment_argmax(values: np.ndarray, sizes: np.ndarray) -> np.ndarray:

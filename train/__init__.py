@@ -3,5 +3,9 @@
 * ``python -m train.dmc GAME --minutes M --out DIR``: the DouZero-style Deep Monte-Carlo
   learner (:mod:`train.dmc`), which scores (state, action) pairs and exports numpy weights for
   the ``trained`` agent (:mod:`agents.trained`).
+* ``python -m train.improve GAME --minutes M --out DIR``: rollout policy improvement over the
+  ``rules`` agent (:mod:`train.improve`): paired rollouts of the same deal give the exact
+  advantage of another move; the exported weights name ``rules`` as their prior, which the
+  network overrides where it scores a move clearly better.
 * ``python -m train METHOD GAME ...`` runs ``train.METHOD`` (e.g. ``python -m train dmc wakeng``).
 """

@@ -1,0 +1,254 @@
+"""Rollout policy improvement (``train/improve.py``) and the ``trained`` agent with a prior.
+
+* :func:`agents.trained.choose_with_prior` on literal score vectors: the prior's move unless the
+  best score is more than the margin above it;
+* a weight file naming a prior plays exactly the prior with huge margins and exactly the
+  network's argmax with a negative one, in ``act`` and ``act_batch``;
+* the learner's targets: the teacher's return from the decision and, for every alternative,
+  the return of an independent replay of the same deal (teacher to the decision, the
+  alternative, teacher to the end), for a 3-player and a wild-joker 4-player game;
+* the network's own favourite is among the rolled-out alternatives once it has been trained;
+* the margins of a weight file apply per decision kind (card play or other);
+* a short run writes the weights with the chosen margins, and they play legal moves.
+"""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+torch = pytest.importorskip("torch")
+
+from agents import make_agent  # noqa: E402
+from agents.trained import (  # noqa: E402
+    TrainedAgent, choose_with_prior, position_margins, prior_margins,
+)
+from cardenvs.api import make_game  # noqa: E402
+from train.dmc import QNet, export_weights  # noqa: E402
+from train.improve import Improve, ImproveConfig, main  # noqa: E402
+
+
+def test_choose_with_prior_literal():
+    # two positions: ids [5, 7, 9] with scores [0.0, 1.0, 0.5], then ids [2, 4] with [0.3, 0.2]
+    q = np.array([0.0, 1.0, 0.5, 0.3, 0.2])
+    ids = np.array([5, 7, 9, 2, 4])
+    sizes = np.array([3, 2])
+    # prior plays 9 and 4: best 7 is 0.5 above 9; best 2 is 0.1 above 4
+    assert choose_with_prior(q, ids, sizes, np.array([9, 4]), 0.0).tolist() == [7, 2]
+    assert choose_with_prior(q, ids, sizes, np.array([9, 4]), 0.2).tolist() == [7, 4]
+    assert choose_with_prior(q, ids, sizes, np.array([9, 4]), 0.5).tolist() == [9, 4]  # not more than
+    assert choose_with_prior(q, ids, sizes, np.array([7, 2]), 0.0).tolist() == [7, 2]  # prior is best
+    # one margin per position; inf never deviates
+    assert choose_with_prior(q, ids, sizes, np.array([9, 4]), np.array([np.inf, 0.0])).tolist() == [9, 2]
+    with pytest.raises(ValueError, match="not among the legal actions"):
+        choose_with_prior(q, ids, sizes, np.array([2, 4]), 0.0)
+
+
+def test_position_margins_and_meta():
+    # pass_id 10: position 0 offers plays 3 and 7 (and pass), position 1 only bids 11, 12
+    ids = np.array([3, 7, 10, 11, 12])
+    m = position_margins(ids, np.array([3, 2]), 10, (0.5, 0.1))
+    assert m.tolist() == [0.5, 0.1]
+    assert prior_margins({"prior_margins": {"play": None, "other": 0.25}}) == (np.inf, 0.25)
+    assert prior_margins({}) == (0.0, 0.0)
+
+
+def _prior_weights(tmp_path, game, margin: float) -> str:
+    torch.manual_seed(1)
+    feat = game.action_features(np.zeros(1, np.int64)).shape[1]
+    net = QNet(game.layout.size, feat, (32,))
+    path = str(tmp_path / f"w_{margin}.npz")
+    export_weights(net, path, {"game": game.info.name, "options": {}, "reward_scale": 1.0,
+                               "prior": "rules", "prior_margins": {"play": margin, "other": margin}},
+                   dtype=np.float32)
+    return path
+
+
+def _decisions(game, n_games: int, seed: int):
+    rng = np.random.default_rng(seed)
+    s = game.new_state()
+    buf = np.empty(game.n_actions, np.int64)
+    out = []
+    for _ in range(n_games):
+        game.reset(s, int(rng.integers(2**62)))
+        while not game.done(s):
+            k = game.legal(s, buf)
+            if k > 1:
+                obs = np.zeros(game.layout.size, np.float32)
+                game.encode(s, game.current(s), obs)
+                out.append((obs, buf[:k].copy()))
+            game.step(s, int(buf[rng.integers(k)]))
+    return out
+
+
+@pytest.mark.parametrize("game_name", ["doudizhu", "niangniang"])
+def test_prior_margin_switches_between_prior_and_network(tmp_path, game_name):
+    game = make_game(game_name)
+    rules = make_agent("rules", game, seed=0)
+    keep = TrainedAgent(game, weights=_prior_weights(tmp_path, game, 1e9))
+    free = TrainedAgent(game, weights=_prior_weights(tmp_path, game, -1e9))
+    assert keep.prior is not None and keep.margins == (1e9, 1e9)
+    pos = _decisions(game, 3, seed=5)
+    differ = 0
+    for obs, legal in pos:
+        r = rules.act(obs, legal)
+        assert keep.act(obs, legal) == r
+        net_best = int(legal[int(np.argmax(free.scores(obs, legal)))])
+        assert free.act(obs, legal) == net_best
+        differ += net_best != r
+    assert differ > 0  # the two extremes are different policies on these positions
+    obs = np.stack([o for o, _ in pos])
+    masks = np.zeros((len(pos), game.n_actions), np.int8)
+    for i, (_, legal) in enumerate(pos):
+        masks[i, legal] = 1
+    assert keep.act_batch(obs, masks).tolist() == [rules.act(o, l) for o, l in pos]
+    assert free.act_batch(obs, masks).tolist() == [free.act(o, l) for o, l in pos]
+
+
+def _replay_return(game, teacher, seed: int, j: int, alt: int) -> tuple[int, float]:
+    """Teacher everywhere in deal ``seed``, except ``alt`` at the ``j``-th decision with 2+
+    legal actions; returns (that decision's seat, its rewards from the decision on)."""
+    s = game.new_state()
+    game.reset(s, seed)
+    buf = np.empty(game.n_actions, np.int64)
+    obs = np.zeros(game.layout.size, np.float32)
+    seen, seat, total = -1, -1, 0.0
+    while not game.done(s):
+        k = game.legal(s, buf)
+        a = int(buf[0])
+        if k > 1:
+            seen += 1
+            c = game.current(s)
+            game.encode(s, c, obs)
+            a = int(teacher.act(obs, buf[:k]))
+            if seen == j:
+                seat, a = c, alt
+        game.step(s, a)
+        if seat >= 0:
+            total += float(game.rewards(s)[seat])
+    return seat, total
+
+
+@pytest.mark.parametrize("game_name", ["doudizhu", "wakeng", "niangniang"])
+def test_targets_are_replays_of_the_same_deal(tmp_path, game_name):
+    cfg = ImproveConfig(game=game_name, out=str(tmp_path), alts=2, buffer=2048, reward_scale=1.0,
+                        progress=False)
+    tr = Improve(cfg)
+    n = tr.collect_deal(seed=12345)
+    assert n == tr.buf.n > 0
+    teacher = make_agent("rules", tr.game, seed=0)  # the rules agent is deterministic
+    checked = 0
+    for j in range(n):
+        acts, rets = tr.buf.act[j], tr.buf.ret[j]
+        seat, g_teacher = _replay_return(tr.game, teacher, 12345, j, int(acts[0]))
+        assert rets[0] == pytest.approx(g_teacher)
+        assert len(set(acts[acts >= 0].tolist())) == (acts >= 0).sum()  # distinct actions
+        for b, r in zip(acts[1:], rets[1:]):
+            if b < 0:
+                continue
+            _, g_alt = _replay_return(tr.game, teacher, 12345, j, int(b))
+            assert r == pytest.approx(g_alt)
+            checked += 1
+    assert checked >= n  # at least one alternative per decision on average
+
+
+def test_favourite_is_rolled_out_and_short_run_exports_margin(tmp_path):
+    out = tmp_path / "run"
+    rc = main(["wakeng", "--minutes", "0.15", "--out", str(out), "--batch", "32", "--buffer", "256",
+               "--hidden", "32,16", "--select-deals", "3", "--margins", "0,0.5", "--no-progress",
+               "--seed", "3"])
+    assert rc == 0
+    tr = Improve(ImproveConfig(game="wakeng", out=str(out), batch=32, buffer=256, hidden=(32, 16),
+                               progress=False), resume=True)
+    assert tr.counters["updates"] > 0 and tr.counters["deviations_proposed"] > 0
+    before = tr.buf.n
+    tr.collect_deal(seed=99)
+    # every decision whose favourite differs from the teacher's move has it as first alternative
+    g = tr.game
+    s = g.new_state()
+    g.reset(s, 99)
+    buf = np.empty(g.n_actions, np.int64)
+    obs = np.zeros(g.layout.size, np.float32)
+    i = before
+    while not g.done(s):
+        k = g.legal(s, buf)
+        a = int(buf[0])
+        if k > 1:
+            g.encode(s, g.current(s), obs)
+            a = int(tr.teacher.act(obs, buf[:k]))
+            f = int(tr._favourites(obs[None].copy(), [buf[:k].copy()])[0])
+            assert tr.buf.act[i, 0] == a
+            if f != a:
+                assert tr.buf.act[i, 1] == f
+            i += 1
+        g.step(s, a)
+    assert i == tr.buf.n
+    meta = json.loads(bytes(np.load(out / "wakeng.npz")["meta"]).decode())
+    assert meta["prior"] == "rules"
+    assert set(meta["prior_margins"]) == {"play", "other"}
+    assert all(m in (None, 0.0, 0.5) for m in meta["prior_margins"].values())
+    agent = TrainedAgent(g, weights=str(out / "wakeng.npz"))
+    assert agent.margins == prior_margins(meta)
+    for obs, legal in _decisions(g, 2, seed=8):
+        assert agent.act(obs, legal) in legal
+    with open(out / "margins.csv") as f:
+        # header + two sweeps (the "other" margin, then the "play" margin) of two margins each
+        assert len(f.read().strip().splitlines()) == 5
+    assert (out / "margins.png").exists()
+
+
+def test_config_errors(tmp_path):
+    with pytest.raises(ValueError, match="alts"):
+        Improve(ImproveConfig(game="wakeng", out=str(tmp_path), alts=0))
+    with pytest.raises(ValueError, match="buffer"):
+        Improve(ImproveConfig(game="wakeng", out=str(tmp_path), buffer=10))
+    with pytest.raises(ValueError, match="margins"):
+        Improve(ImproveConfig(game="wakeng", out=str(tmp_path), margins=(-1.0,)))
+    with pytest.raises(ValueError, match="no checkpoint"):
+        Improve(ImproveConfig(game="wakeng", out=str(tmp_path / "none")), resume=True)
+
+
+def test_other_decisions_mode_keeps_only_decisions_without_card_plays(tmp_path):
+    cfg = ImproveConfig(game="doudizhu", out=str(tmp_path), alts=3, buffer=2048, decisions="other",
+                        progress=False)
+    tr = Improve(cfg)
+    for seed in range(5):
+        tr.collect_deal(seed=seed)
+    acts = tr.buf.act[:tr.buf.n]
+    assert tr.buf.n >= 5  # every deal opens with at least one bid decision
+    assert (acts[acts >= 0] >= tr.game.pass_id).all()  # passes and bids only
+    # an auction decision offers pass and at least one bid: at least one alternative
+    assert ((acts >= 0).sum(axis=1) >= 2).all()
+    with pytest.raises(ValueError, match="decisions"):
+        Improve(ImproveConfig(game="wakeng", out=str(tmp_path), decisions="plays"))
+
+
+def test_margins_apply_per_decision_kind(tmp_path):
+    """play margin inf (never), other margin -inf-like: the prior's card play, the network's bids."""
+    game = make_game("doudizhu")
+    rules = make_agent("rules", game, seed=0)
+    torch.manual_seed(2)
+    feat = game.action_features(np.zeros(1, np.int64)).shape[1]
+    path = str(tmp_path / "mixed.npz")
+    export_weights(QNet(game.layout.size, feat, (32,)), path,
+                   {"game": "doudizhu", "options": {}, "reward_scale": 1.0, "prior": "rules",
+                    "prior_margins": {"play": None, "other": -1e9}}, dtype=np.float32)
+    agent = TrainedAgent(game, weights=path)
+    assert agent.margins == (np.inf, -1e9)
+    pos = _decisions(game, 6, seed=9)
+    expect = []
+    kinds = set()
+    for obs, legal in pos:
+        bid = legal.min() >= game.pass_id
+        kinds.add(bool(bid))
+        want = int(legal[int(np.argmax(agent.scores(obs, legal)))]) if bid else rules.act(obs, legal)
+        assert agent.act(obs, legal) == want
+        expect.append(want)
+    assert kinds == {True, False}
+    obs = np.stack([o for o, _ in pos])
+    masks = np.zeros((len(pos), game.n_actions), np.int8)
+    for i, (_, legal) in enumerate(pos):
+        masks[i, legal] = 1
+    assert agent.act_batch(obs, masks).tolist() == expect
