@@ -97,7 +97,8 @@ class QNetwork:
         if not isinstance(path, (str, os.PathLike)):
             raise TypeError(f"weights path must be a str or path, got {type(path).__name__}")
         if not os.path.exists(path):
-            raise ValueError(f"no weight file at {path!r} (train one with `python -m train.improve GAME` or `python -m train.dmc GAME`)")
+            raise ValueError(f"no weight file at {path!r} (train one with `python -m train.improve "
+                             f"GAME` or `python -m train.dmc GAME`)")
         with np.load(path, allow_pickle=False) as z:
             if "meta" not in z.files:
                 raise ValueError(f"{path!r} is not a cardenvs weight file (no 'meta' entry)")

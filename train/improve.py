@@ -9,7 +9,7 @@ rollouts amortised into a network so that playing needs no search:
   its return ``G(t)`` (the seat's rewards from that step to the end) are kept, and for up to
   ``--alts`` other legal actions ``a`` the deal is *replayed from the same full state*: ``a``
   is played, then the teacher plays every seat to the end, giving ``G(a)``.  The engine is
-  deterministic and so is the teacher, so ``G(a) - G(t)`` is the exact advantage of ``a`` over
+  deterministic and so is the ``rules`` teacher, so ``G(a) - G(t)`` is the exact advantage of ``a`` over
   the teacher's move *in that deal*: the luck of the cards cancels from the target, and the
   network learns its expectation over what the seat cannot see.  The alternatives are the
   network's own favourite (when it differs from the teacher's: every deviation the network
@@ -24,7 +24,7 @@ rollouts amortised into a network so that playing needs no search:
   the end of training the margins are chosen from ``--margins`` by duplicate deals against
   the teacher (the network at one seat, the teacher at the others, every seat in turn; seeds
   apart from the arena's): first the other-decision margin with card play left to the
-  teacher, then the card-play margin; a margin that does not beat the teacher stays ``inf``
+  teacher, then (not with ``--decisions other``) the card-play margin; a margin that does not beat the teacher stays ``inf``
   (never deviate).  They are written into the weight file with the name of the prior
   (``meta["prior"]``, ``meta["prior_margins"]``), so ``agents.make_agent("trained", game)``
   plays the same policy in numpy.
@@ -39,8 +39,9 @@ advantages are small next to what the unseen cards do to a rollout, so the selec
 card play to the teacher there.
 
 Output (``--out``): ``log.csv``, ``margins.csv`` (per margin pair: score per deal over the
-teacher's, 95% CI), ``margins.png``, ``checkpoint.pt`` (network, optimiser, counters; ``--resume`` continues) and
-``GAME.npz`` (copy to ``agents/weights/GAME.npz`` to ship it).
+teacher's, 95% CI), ``margins.png``, ``checkpoint.pt`` (network, optimiser, counters;
+``--resume`` continues with an empty replay buffer) and ``GAME.npz`` (copy to
+``agents/weights/GAME.npz`` to ship it).
 
 Run ``python -m train.improve GAME --minutes 30 --out runs/improve_GAME``.
 """
@@ -313,15 +314,17 @@ class Improve:
         return out
 
     @torch.no_grad()
-    def _choose(self, obs: np.ndarray, legal: np.ndarray, base: int, margins: tuple[float, float]) -> int:
+    def _choose(self, obs: np.ndarray, legal: np.ndarray, base: int,
+                margins: tuple[float, float]) -> int:
+        """The teacher's move ``base`` or the network's override, as the trained agent plays."""
         dev = self.device
-        if not np.isfinite(position_margins(legal, [len(legal)], self.game.pass_id, margins)[0]):
+        sizes = np.array([len(legal)])
+        margin = position_margins(legal, sizes, self.game.pass_id, margins)
+        if not np.isfinite(margin[0]):
             return base
         q = self.net(torch.from_numpy(obs[None]).to(dev),
                      torch.from_numpy(self.game.action_features(legal)).to(dev),
                      torch.zeros(len(legal), dtype=torch.long, device=dev)).cpu().numpy()
-        sizes = np.array([len(legal)])
-        margin = position_margins(legal, sizes, self.game.pass_id, margins)
         return int(choose_with_prior(q, legal, sizes, np.array([base]), margin)[0])
 
     def select_margin(self) -> tuple[tuple[float, float], list[dict]]:
@@ -345,7 +348,8 @@ class Improve:
             res = self.margin_returns(pairs, cfg.select_deals, seed)
             for (mp, mo), r in zip(pairs, res):
                 per_deal = r.mean(axis=1) - base
-                ci = 1.96 * per_deal.std(ddof=1) / np.sqrt(len(per_deal)) if len(per_deal) > 1 else float("nan")
+                n = len(per_deal)
+                ci = 1.96 * per_deal.std(ddof=1) / np.sqrt(n) if n > 1 else float("nan")
                 rows.append({"play": mp, "other": mo, "score": float(per_deal.mean()),
                              "score_ci": float(ci), "deals": len(per_deal)})
             return rows[-len(pairs):]
@@ -411,7 +415,8 @@ class Improve:
                     self._loss.append(self.update())
                     owed -= 1.0
             if now - last_log >= cfg.log_seconds:
-                row = {"train_s": round(self.counters["train_s"], 1), **{k: v for k, v in self.counters.items() if k != "train_s"},
+                row = {"train_s": round(self.counters["train_s"], 1),
+                       **{k: v for k, v in self.counters.items() if k != "train_s"},
                        "pair_loss": float(np.mean(self._loss)) if self._loss else float("nan")}
                 self._loss = []
                 _append_csv(os.path.join(cfg.out, "log.csv"), [row])
