@@ -61,7 +61,7 @@ import numpy as np
 import torch
 from torch.nn import functional as F
 
-from agents.trained import choose_with_prior, position_margins
+from agents.trained import choose_with_prior, position_margins, segment_argmax
 from cardenvs.cli import parse_option
 
 from .dmc import QNet, _append_csv, export_weights, make_eval_agent, random_return_scale
@@ -199,8 +199,6 @@ class Improve:
         q = self.net(torch.from_numpy(obs).to(self.device),
                      torch.from_numpy(self.game.action_features(ids)).to(self.device), owner)
         self.net.train()
-        from agents.trained import segment_argmax
-
         return ids[segment_argmax(q.cpu().numpy(), sizes)]
 
     def collect_deal(self, seed: Optional[int] = None) -> int:
