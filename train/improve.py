@@ -64,7 +64,10 @@ from torch.nn import functional as F
 from agents.trained import choose_with_prior, position_margins, segment_argmax
 from cardenvs.cli import parse_option
 
-from .dmc import QNet, _append_csv, export_weights, make_eval_agent, random_return_scale
+from .dmc import (
+    QNet, TorchPolicy, _append_csv, duplicate_returns, export_weights, make_eval_agent,
+    random_return_scale,
+)
 
 _SEED_MAX = 2**62
 
@@ -174,18 +177,23 @@ class Improve:
                           else float(cfg.reward_scale))
 
     # -- data ------------------------------------------------------------------------------------
+    def _teacher_move(self, s: np.ndarray) -> tuple[int, int]:
+        """``(action, k)``: the teacher's action in state ``s`` (the only one when ``k == 1``
+        legal action); when ``k > 1`` the mover's observation is left in ``self._obs`` and the
+        legal ids in ``self._lbuf[:k]``."""
+        g, buf = self.game, self._lbuf
+        k = g.legal(s, buf)
+        if k == 1:
+            return int(buf[0]), 1
+        g.encode(s, g.current(s), self._obs)
+        return int(self.teacher.act(self._obs, buf[:k])), k
+
     def _play_out(self, s: np.ndarray, seat: int) -> float:
         """Teacher at every seat from state ``s`` (modified) to the end; ``seat``'s rewards."""
-        g, buf, obs = self.game, self._lbuf, self._obs
+        g = self.game
         total = 0.0
         while not g.done(s):
-            k = g.legal(s, buf)
-            if k == 1:
-                a = int(buf[0])
-            else:
-                g.encode(s, g.current(s), obs)
-                a = int(self.teacher.act(obs, buf[:k]))
-            g.step(s, a)
+            g.step(s, self._teacher_move(s)[0])
             total += float(g.rewards(s)[seat])
         return total
 
@@ -207,19 +215,13 @@ class Improve:
         g, cfg, rng = self.game, self.cfg, self.rng
         s = g.new_state()
         g.reset(s, int(rng.integers(_SEED_MAX)) if seed is None else int(seed))
-        buf, obs = self._lbuf, self._obs
+        buf = self._lbuf
         rec = []          # (step index, state before, seat, legal ids, obs, teacher action)
         paid = []         # rewards paid by each step
         while not g.done(s):
-            k = g.legal(s, buf)
-            if k == 1:
-                a = int(buf[0])
-            else:
-                c = g.current(s)
-                g.encode(s, c, obs)
-                a = int(self.teacher.act(obs, buf[:k]))
-                if cfg.decisions == "all" or buf[:k].min() >= g.pass_id:
-                    rec.append((len(paid), s.copy(), c, buf[:k].copy(), obs.copy(), a))
+            a, k = self._teacher_move(s)
+            if k > 1 and (cfg.decisions == "all" or buf[:k].min() >= g.pass_id):
+                rec.append((len(paid), s.copy(), g.current(s), buf[:k].copy(), self._obs.copy(), a))
             g.step(s, a)
             paid.append(np.asarray(g.rewards(s), np.float64).copy())
         self.counters["deals"] += 1
@@ -282,48 +284,13 @@ class Improve:
     def margin_returns(self, margins: Sequence[tuple[float, float]], deals: int, seed: int) -> np.ndarray:
         """``[len(margins), deals, n]``: the network+teacher policy (each ``(play, other)``
         margin pair) at seat ``s`` with the teacher at every other seat, per deal and seat
-        (duplicate: the same deals for every pair)."""
-        g = self.game
-        n = g.n_players
+        (duplicate: the same deals for every pair; :func:`train.dmc.duplicate_returns`)."""
         seeds = np.random.default_rng(seed).integers(_SEED_MAX, size=deals)
-        out = np.zeros((len(margins), deals, n))
-        buf, obs = self._lbuf, self._obs
         self.net.eval()
-        for mi, margin in enumerate(margins):
-            for d, sd in enumerate(seeds):
-                for seat in range(n):
-                    s = g.new_state()
-                    g.reset(s, int(sd))
-                    total = 0.0
-                    while not g.done(s):
-                        k = g.legal(s, buf)
-                        if k == 1:
-                            a = int(buf[0])
-                        else:
-                            c = g.current(s)
-                            g.encode(s, c, obs)
-                            a = int(self.teacher.act(obs, buf[:k]))
-                            if c == seat:
-                                a = self._choose(obs, buf[:k].copy(), a, margin)
-                        g.step(s, a)
-                        total += float(g.rewards(s)[seat])
-                    out[mi, d, seat] = total
+        out = np.stack([duplicate_returns(self.game, _PriorPolicy(self, m), self.teacher, seeds)
+                        for m in margins])
         self.net.train()
         return out
-
-    @torch.no_grad()
-    def _choose(self, obs: np.ndarray, legal: np.ndarray, base: int,
-                margins: tuple[float, float]) -> int:
-        """The teacher's move ``base`` or the network's override, as the trained agent plays."""
-        dev = self.device
-        sizes = np.array([len(legal)])
-        margin = position_margins(legal, sizes, self.game.pass_id, margins)
-        if not np.isfinite(margin[0]):
-            return base
-        q = self.net(torch.from_numpy(obs[None]).to(dev),
-                     torch.from_numpy(self.game.action_features(legal)).to(dev),
-                     torch.zeros(len(legal), dtype=torch.long, device=dev)).cpu().numpy()
-        return int(choose_with_prior(q, legal, sizes, np.array([base]), margin)[0])
 
     def select_margin(self) -> tuple[tuple[float, float], list[dict]]:
         """Choose the ``(play, other)`` margins by duplicate deals against the teacher (each
@@ -438,6 +405,25 @@ class Improve:
             print(f"[improve] chosen: play {margin[0]:g}, other {margin[1]:g}", file=sys.stderr, flush=True)
         weights = self.export(margin)
         return {"weights": weights, "margin": margin, "margins": rows, **self.counters}
+
+
+class _PriorPolicy:
+    """The trained agent's choice (teacher's move or the network's override, under the
+    ``(play, other)`` margins) for :func:`train.dmc.duplicate_returns`."""
+
+    def __init__(self, trainer: Improve, margins: tuple[float, float]):
+        self.game, self.teacher, self.margins = trainer.game, trainer.teacher, margins
+        self.scorer = TorchPolicy(trainer.game, trainer.net, trainer.device)
+
+    def choose(self, obs: np.ndarray, ids: np.ndarray, sizes: np.ndarray) -> np.ndarray:
+        owner = np.repeat(np.arange(len(sizes)), sizes)
+        masks = np.zeros((len(sizes), self.game.n_actions), np.int8)
+        masks[owner, ids] = 1
+        base = np.asarray(self.teacher.act_batch(obs, masks), np.int64)
+        margin = position_margins(ids, sizes, self.game.pass_id, self.margins)
+        if not np.isfinite(margin).any():
+            return base
+        return choose_with_prior(self.scorer.scores(obs, ids, sizes), ids, sizes, base, margin)
 
 
 def plot_margins(rows: list[dict], path: str, game: str, teacher: str) -> None:
