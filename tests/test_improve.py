@@ -18,6 +18,7 @@ import json
 
 import numpy as np
 import pytest
+from helpers import random_positions
 
 torch = pytest.importorskip("torch")
 
@@ -66,23 +67,6 @@ def _prior_weights(tmp_path, game, margin: float) -> str:
     return path
 
 
-def _decisions(game, n_games: int, seed: int):
-    rng = np.random.default_rng(seed)
-    s = game.new_state()
-    buf = np.empty(game.n_actions, np.int64)
-    out = []
-    for _ in range(n_games):
-        game.reset(s, int(rng.integers(2**62)))
-        while not game.done(s):
-            k = game.legal(s, buf)
-            if k > 1:
-                obs = np.zeros(game.layout.size, np.float32)
-                game.encode(s, game.current(s), obs)
-                out.append((obs, buf[:k].copy()))
-            game.step(s, int(buf[rng.integers(k)]))
-    return out
-
-
 @pytest.mark.parametrize("game_name", ["doudizhu", "niangniang"])
 def test_prior_margin_switches_between_prior_and_network(tmp_path, game_name):
     game = make_game(game_name)
@@ -90,7 +74,7 @@ def test_prior_margin_switches_between_prior_and_network(tmp_path, game_name):
     keep = TrainedAgent(game, weights=_prior_weights(tmp_path, game, 1e9))
     free = TrainedAgent(game, weights=_prior_weights(tmp_path, game, -1e9))
     assert keep.prior is not None and keep.margins == (1e9, 1e9)
-    pos = _decisions(game, 3, seed=5)
+    pos = random_positions(game, 3, seed=5)
     differ = 0
     for obs, legal in pos:
         r = rules.act(obs, legal)
@@ -191,7 +175,7 @@ def test_favourite_is_rolled_out_and_short_run_exports_margin(tmp_path):
     assert all(m in (None, 0.0, 0.5) for m in meta["prior_margins"].values())
     agent = TrainedAgent(g, weights=str(out / "wakeng.npz"))
     assert agent.margins == prior_margins(meta)
-    for obs, legal in _decisions(g, 2, seed=8):
+    for obs, legal in random_positions(g, 2, seed=8):
         assert agent.act(obs, legal) in legal
     with open(out / "margins.csv") as f:
         # header + two sweeps (the "other" margin, then the "play" margin) of two margins each
@@ -237,7 +221,7 @@ def test_margins_apply_per_decision_kind(tmp_path):
                     "prior_margins": {"play": None, "other": -1e9}}, dtype=np.float32)
     agent = TrainedAgent(game, weights=path)
     assert agent.margins == (np.inf, -1e9)
-    pos = _decisions(game, 6, seed=9)
+    pos = random_positions(game, 6, seed=9)
     expect = []
     kinds = set()
     for obs, legal in pos:

@@ -21,6 +21,7 @@ import os
 
 import numpy as np
 import pytest
+from helpers import random_positions
 
 torch = pytest.importorskip("torch")
 
@@ -43,24 +44,6 @@ def _random_net(game, hidden=(64, 32), seed=0) -> QNet:
     return net.eval()
 
 
-def _positions(game, n_games: int, seed: int):
-    """(observation, legal ids) of every decision with 2+ legal actions in random games."""
-    rng = np.random.default_rng(seed)
-    s = game.new_state()
-    buf = np.empty(game.n_actions, np.int64)
-    out = []
-    for _ in range(n_games):
-        game.reset(s, int(rng.integers(2**62)))
-        while not game.done(s):
-            k = game.legal(s, buf)
-            if k > 1:
-                obs = np.zeros(game.layout.size, np.float32)
-                game.encode(s, game.current(s), obs)
-                out.append((obs, buf[:k].copy()))
-            game.step(s, int(buf[rng.integers(k)]))
-    return out
-
-
 def test_segment_argmax_literal():
     v = np.array([1.0, 3.0, 3.0, -1.0, 5.0, 0.0, 2.0, 2.0])
     # segments [1,3,3] [-1] [5,0] [2,2]: first maximum of each
@@ -75,7 +58,7 @@ def test_numpy_weights_match_torch_policy(tmp_path, game_name):
     path32 = str(tmp_path / "w32.npz")
     export_weights(net, path32, {"game": game_name, "options": {}}, dtype=np.float32)
     agent = TrainedAgent(game, weights=path32)
-    positions = _positions(game, 8, seed=1)
+    positions = random_positions(game, 8, seed=1)
     assert len(positions) > 200
     same = 0
     for obs, ids in positions:

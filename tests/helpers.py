@@ -1,0 +1,23 @@
+"""Helpers shared by several test modules (the tests folder is on ``sys.path`` under pytest)."""
+
+from __future__ import annotations
+
+import numpy as np
+
+
+def random_positions(game, n_games: int, seed: int):
+    """(observation, legal ids) of every decision with 2+ legal actions in random games."""
+    rng = np.random.default_rng(seed)
+    s = game.new_state()
+    buf = np.empty(game.n_actions, np.int64)
+    out = []
+    for _ in range(n_games):
+        game.reset(s, int(rng.integers(2**62)))
+        while not game.done(s):
+            k = game.legal(s, buf)
+            if k > 1:
+                obs = np.zeros(game.layout.size, np.float32)
+                game.encode(s, game.current(s), obs)
+                out.append((obs, buf[:k].copy()))
+            game.step(s, int(buf[rng.integers(k)]))
+    return out
