@@ -18,13 +18,15 @@ Weight file format (``.npz``, written by :func:`save_weights`, read by :func:`lo
 * ``meta``: UTF-8 JSON (as ``uint8``): ``game``, ``options``, ``obs_dim``, ``feat_dim``,
   ``hidden``, ``reward_scale`` (scores are returns times this), ``format`` (= 1) and training
   notes.  Arrays may be stored as float16; they are computed in float32.  Optional:
-  ``prior`` (a registered agent name) and ``prior_margins`` (``{"play": m, "other": m}``, a
-  score difference each, ``null`` for never): the network then scores deviations from that
+  ``prior`` (a registered agent name) and ``prior_margins`` (``{"play": m, "other": m,
+  "pass": m}``, a score difference each, ``null`` for never): the network then scores deviations from that
   agent's move (weights of ``train/improve.py``, which learns ``Q`` of the prior's own play):
   the agent plays the prior's action unless the best-scored legal action scores more than the
-  margin above it (:func:`choose_with_prior`).  The ``play`` margin applies to decisions
-  offering a card play (a row of the play table: id below ``game.pass_id``), the ``other``
-  margin to the rest (bids, digs, burying, exchanges, joker picks).
+  margin above it (:func:`choose_with_prior`).  The ``play`` margin applies to the card plays
+  and the pass of a decision offering a card play (a row of the play table: id below
+  ``game.pass_id``), the ``pass`` margin instead where the prior passes there, the ``other``
+  margin to every other action (bids, digs, burying, exchanges, joker picks, and Lanxi
+  Wulong's 报牌, which is offered beside the card plays): :func:`action_margins`.
 
 Weights for game ``G`` (default options) ship as ``agents/weights/G.npz``.
 """
@@ -202,8 +204,8 @@ class TrainedAgent(Agent):
             return int(legal[int(np.argmax(self.scores(obs, legal)))])
         base = self.prior.act(observation, legal, info)
         sizes = np.array([len(legal)])
-        margin = position_margins(legal, sizes, self.game.pass_id, self.margins)
-        if np.isinf(margin[0]):  # the network is not asked where it never overrides the prior
+        margin = action_margins(legal, sizes, self.game.pass_id, self.margins, np.array([base]))
+        if np.isinf(margin).all():  # the network is not asked where it never overrides the prior
             return int(base)
         return int(choose_with_prior(self.scores(obs, legal), legal, sizes, np.array([base]), margin)[0])
 
@@ -221,13 +223,13 @@ class TrainedAgent(Agent):
             q = self.net.scores_batch(observations, self.game.action_features(ids), rows)
             return ids[segment_argmax(q, sizes)].astype(np.int64)
         out = np.asarray(self.prior.act_batch(observations, masks), np.int64).copy()
-        margin = position_margins(ids, sizes, self.game.pass_id, self.margins)
-        ask = np.flatnonzero(np.isfinite(margin))
+        margin = action_margins(ids, sizes, self.game.pass_id, self.margins, out)
+        ask = np.flatnonzero(np.bincount(rows, weights=np.isfinite(margin), minlength=len(masks)) > 0)
         if ask.size:  # score only the positions where the network may override the prior
             keep = np.isin(rows, ask)
             sub_rows = np.searchsorted(ask, rows[keep])
             q = self.net.scores_batch(observations[ask], self.game.action_features(ids[keep]), sub_rows)
-            out[ask] = choose_with_prior(q, ids[keep], sizes[ask], out[ask], margin[ask])
+            out[ask] = choose_with_prior(q, ids[keep], sizes[ask], out[ask], margin[keep])
         return out
 
     def __repr__(self) -> str:
@@ -247,43 +249,68 @@ def _mismatch(net: QNetwork, game) -> Optional[str]:
     return None
 
 
-def prior_margins(meta: dict) -> tuple[float, float]:
-    """``(play, other)`` margins of a weight file's metadata (``inf`` = never deviate)."""
+#: keys of ``meta["prior_margins"]``: deviations from a card play of the prior, from any
+#: other action of it (bids, picks, 报牌, ...; :func:`action_margins`), and to a card play where
+#: the prior passes
+MARGIN_KEYS = ("play", "other", "pass")
+
+
+def prior_margins(meta: dict) -> tuple[float, float, float]:
+    """``(play, other, pass)`` margins of a weight file's metadata (``inf`` = never deviate;
+    a file without ``pass`` uses its ``play`` margin there)."""
     m = meta.get("prior_margins", {})
+    m = m if isinstance(m, dict) else {}
     out = []
-    for key in ("play", "other"):
-        v = m.get(key, 0.0) if isinstance(m, dict) else 0.0
-        out.append(math.inf if v is None else float(v))
-    return out[0], out[1]
+    for key in MARGIN_KEYS:
+        v = m.get(key, out[0] if key == "pass" and "play" in m else 0.0)
+        out.append(math.inf if v is None or (isinstance(v, float) and math.isinf(v)) else float(v))
+    return out[0], out[1], out[2]
 
 
-def position_margins(ids: np.ndarray, sizes: np.ndarray, pass_id: int,
-                     margins: tuple[float, float]) -> np.ndarray:
-    """Per position: the ``play`` margin when one of its legal ids is a card play (below
-    ``pass_id``), else the ``other`` margin."""
+def action_margins(ids: np.ndarray, sizes: np.ndarray, pass_id: int, margins,
+                   base: Optional[np.ndarray] = None) -> np.ndarray:
+    """Per legal action (``ids`` of positions laid end to end, ``sizes`` per position), the
+    margin a deviation to it must clear (``margins`` = ``(play, other[, pass])``):
+
+    * ``other`` for an action above ``pass_id`` (a bid, pick, 报牌, ...) and for every action
+      of a position that offers no card play;
+    * for the card plays (ids below ``pass_id``) and the pass of a position that offers a card
+      play: ``pass`` where the prior's action ``base`` of that position is the pass (given
+      ``base`` and three margins), else ``play``.
+    """
+    ids = np.asarray(ids)
     sizes = np.asarray(sizes, np.int64)
     owner = np.repeat(np.arange(len(sizes)), sizes)
-    has_play = np.bincount(owner, weights=np.asarray(ids) < pass_id, minlength=len(sizes)) > 0
-    return np.where(has_play, margins[0], margins[1])
+    has_play = np.bincount(owner, weights=ids < pass_id, minlength=len(sizes)) > 0
+    other = (ids > pass_id) | ~has_play[owner]
+    play = np.full(len(ids), float(margins[0]))
+    if len(margins) > 2 and base is not None:
+        passed = (np.asarray(base) == pass_id)[owner]
+        play[passed] = float(margins[2])
+    return np.where(other, float(margins[1]), play)
 
 
 def choose_with_prior(q: np.ndarray, ids: np.ndarray, sizes: np.ndarray, base: np.ndarray,
                       margin) -> np.ndarray:
-    """Per position: the best-scored action when it scores more than ``margin`` (a number, or
-    one per position; ``inf``: never) above the prior's action ``base``, else ``base``.
+    """Per position: the action ``a`` of highest ``q[a] - margin[a]`` when that is above the
+    score of the prior's action ``base``, else ``base``.  ``margin``: a number, or one per
+    legal action (:func:`action_margins`); ``inf`` never deviates to that action.
 
     ``q`` and ``ids`` are the scores and ids of the positions' legal actions laid end to end
     (``sizes`` per position); ``base[i]`` must be one of position ``i``'s ids.
     """
     sizes = np.asarray(sizes, np.int64)
     base = np.asarray(base, np.int64)
-    best = segment_argmax(q, sizes)
+    q = np.asarray(q, np.float64)
+    margin = np.broadcast_to(np.asarray(margin, np.float64), q.shape)
     owner = np.repeat(np.arange(len(sizes)), sizes)
     hit = np.flatnonzero(ids == base[owner])
     if len(hit) != len(sizes) or (owner[hit] != np.arange(len(sizes))).any():
         raise ValueError("the prior's action is not among the legal actions of every position")
+    gain = q - margin  # -inf where the margin is inf
+    best = segment_argmax(gain, sizes)
     out = base.copy()
-    better = q[best] - q[hit] > margin
+    better = gain[best] > q[hit]
     out[better] = ids[best[better]]
     return out
 

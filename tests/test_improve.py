@@ -24,7 +24,7 @@ torch = pytest.importorskip("torch")
 
 from agents import make_agent  # noqa: E402
 from agents.trained import (  # noqa: E402
-    TrainedAgent, choose_with_prior, position_margins, prior_margins,
+    TrainedAgent, action_margins, choose_with_prior, prior_margins,
 )
 from cardenvs.api import make_game  # noqa: E402
 from train.dmc import QNet, export_weights  # noqa: E402
@@ -41,19 +41,31 @@ def test_choose_with_prior_literal():
     assert choose_with_prior(q, ids, sizes, np.array([9, 4]), 0.2).tolist() == [7, 4]
     assert choose_with_prior(q, ids, sizes, np.array([9, 4]), 0.5).tolist() == [9, 4]  # not more than
     assert choose_with_prior(q, ids, sizes, np.array([7, 2]), 0.0).tolist() == [7, 2]  # prior is best
-    # one margin per position; inf never deviates
-    assert choose_with_prior(q, ids, sizes, np.array([9, 4]), np.array([np.inf, 0.0])).tolist() == [9, 2]
+    # one margin per action; inf never deviates to that action
+    per_action = np.array([np.inf, np.inf, np.inf, 0.0, 0.0])
+    assert choose_with_prior(q, ids, sizes, np.array([9, 4]), per_action).tolist() == [9, 2]
+    # the action of best q - margin is compared with the prior, not the action of best q
+    per_action = np.array([0.0, 0.8, 0.0, 0.0, 0.0])  # 7: 1.0 - 0.8 = 0.2 < 0.5 of the prior 9
+    assert choose_with_prior(q, ids, sizes, np.array([9, 4]), per_action).tolist() == [9, 2]
+    # prior 5 (0.0): 7 gains 1.0 - 0.8 = 0.2, 9 gains 0.5 - 0 = 0.5: 9, though 7 scores more
+    assert choose_with_prior(q, ids, sizes, np.array([5, 4]), per_action).tolist() == [9, 2]
     with pytest.raises(ValueError, match="not among the legal actions"):
         choose_with_prior(q, ids, sizes, np.array([2, 4]), 0.0)
 
 
-def test_position_margins_and_meta():
-    # pass_id 10: position 0 offers plays 3 and 7 (and pass), position 1 only bids 11, 12
-    ids = np.array([3, 7, 10, 11, 12])
-    m = position_margins(ids, np.array([3, 2]), 10, (0.5, 0.1))
-    assert m.tolist() == [0.5, 0.1]
-    assert prior_margins({"prior_margins": {"play": None, "other": 0.25}}) == (np.inf, 0.25)
-    assert prior_margins({}) == (0.0, 0.0)
+def test_action_margins_and_meta():
+    # pass_id 10: position 0 offers plays 3 and 7 and the pass, position 1 only the pass and
+    # bid 11, position 2 a play, the pass and a declaration 11 (Lanxi Wulong's 报牌)
+    ids = np.array([3, 7, 10, 10, 11, 5, 10, 11])
+    m = action_margins(ids, np.array([3, 2, 3]), 10, (0.5, 0.1))
+    assert m.tolist() == [0.5, 0.5, 0.5, 0.1, 0.1, 0.5, 0.5, 0.1]
+    # the pass margin applies to card plays (and the pass) where the prior's move is the pass
+    base = np.array([10, 11, 5])
+    m = action_margins(ids, np.array([3, 2, 3]), 10, (0.5, 0.1, 0.3), base)
+    assert m.tolist() == [0.3, 0.3, 0.3, 0.1, 0.1, 0.5, 0.5, 0.1]
+    assert prior_margins({"prior_margins": {"play": None, "other": 0.25}}) == (np.inf, 0.25, np.inf)
+    assert prior_margins({"prior_margins": {"play": 0.5, "other": None, "pass": 0.2}}) == (0.5, np.inf, 0.2)
+    assert prior_margins({}) == (0.0, 0.0, 0.0)
 
 
 def _prior_weights(tmp_path, game, margin: float) -> str:
@@ -73,7 +85,7 @@ def test_prior_margin_switches_between_prior_and_network(tmp_path, game_name):
     rules = make_agent("rules", game, seed=0)
     keep = TrainedAgent(game, weights=_prior_weights(tmp_path, game, 1e9))
     free = TrainedAgent(game, weights=_prior_weights(tmp_path, game, -1e9))
-    assert keep.prior is not None and keep.margins == (1e9, 1e9)
+    assert keep.prior is not None and keep.margins == (1e9, 1e9, 1e9)
     pos = random_positions(game, 3, seed=5)
     differ = 0
     for obs, legal in pos:
@@ -171,15 +183,15 @@ def test_favourite_is_rolled_out_and_short_run_exports_margin(tmp_path):
     assert i == tr.buf.n
     meta = json.loads(bytes(np.load(out / "wakeng.npz")["meta"]).decode())
     assert meta["prior"] == "rules"
-    assert set(meta["prior_margins"]) == {"play", "other"}
+    assert set(meta["prior_margins"]) == {"play", "other", "pass"}
     assert all(m in (None, 0.0, 0.5) for m in meta["prior_margins"].values())
     agent = TrainedAgent(g, weights=str(out / "wakeng.npz"))
     assert agent.margins == prior_margins(meta)
     for obs, legal in random_positions(g, 2, seed=8):
         assert agent.act(obs, legal) in legal
     with open(out / "margins.csv") as f:
-        # header + two sweeps (the "other" margin, then the "play" margin) of two margins each
-        assert len(f.read().strip().splitlines()) == 5
+        # header + three sweeps (the "other", "pass" and "play" margins) of two margins each
+        assert len(f.read().strip().splitlines()) == 7
     assert (out / "margins.png").exists()
 
 
@@ -220,7 +232,7 @@ def test_margins_apply_per_decision_kind(tmp_path):
                    {"game": "doudizhu", "options": {}, "reward_scale": 1.0, "prior": "rules",
                     "prior_margins": {"play": None, "other": -1e9}}, dtype=np.float32)
     agent = TrainedAgent(game, weights=path)
-    assert agent.margins == (np.inf, -1e9)
+    assert agent.margins == (np.inf, -1e9, np.inf)
     pos = random_positions(game, 6, seed=9)
     expect = []
     kinds = set()
@@ -236,3 +248,67 @@ def test_margins_apply_per_decision_kind(tmp_path):
     for i, (_, legal) in enumerate(pos):
         masks[i, legal] = 1
     assert agent.act_batch(obs, masks).tolist() == expect
+
+
+def test_pass_decisions_mode_keeps_the_teachers_passes(tmp_path):
+    """--decisions pass: only positions where the teacher passes with a card play legal; the
+    alternatives rolled out are card plays."""
+    cfg = ImproveConfig(game="doudizhu", out=str(tmp_path), alts=2, buffer=2048, decisions="pass",
+                        progress=False)
+    tr = Improve(cfg)
+    for seed in range(6):
+        tr.collect_deal(seed=seed)
+    P = tr.game.pass_id
+    acts = tr.buf.act[:tr.buf.n]
+    assert tr.buf.n >= 3
+    assert (acts[:, 0] == P).all()
+    alts = acts[:, 1:]
+    assert ((alts >= 0).sum(axis=1) >= 1).all()
+    assert (alts[alts >= 0] < P).all()
+
+
+def test_wulong_declaration_is_an_other_decision(tmp_path):
+    """Lanxi Wulong offers 报牌 beside the card plays: --decisions other rolls out the
+    declaration where the teacher plays a card, and an agent with play margin inf and a very
+    low other margin plays the rules agent's card play but declares wherever it may."""
+    game = make_game("wulong")
+    P = game.pass_id
+    declare = game.blocks["declare"][0]
+    cfg = ImproveConfig(game="wulong", out=str(tmp_path / "run"), alts=2, buffer=2048,
+                        decisions="other", progress=False)
+    tr = Improve(cfg)
+    for seed in range(3):
+        tr.collect_deal(seed=seed)
+    acts = tr.buf.act[:tr.buf.n]
+    mixed = acts[:, 0] <= P  # the teacher played a card (or passed) where 报牌 was offered
+    assert mixed.any()
+    assert (acts[mixed][:, 1] == declare).all() and (acts[mixed][:, 2] == -1).all()
+    assert (acts[:, 1:][acts[:, 1:] >= 0] > P).all()  # alternatives: declarations and picks
+
+    rules = make_agent("rules", game, seed=0)
+    torch.manual_seed(3)
+    feat = game.action_features(np.zeros(1, np.int64)).shape[1]
+    path = str(tmp_path / "declarer.npz")
+    export_weights(QNet(game.layout.size, feat, (32,)), path,
+                   {"game": "wulong", "options": {}, "reward_scale": 1.0, "prior": "rules",
+                    "prior_margins": {"play": None, "other": -1e9, "pass": None}}, dtype=np.float32)
+    agent = TrainedAgent(game, weights=path)
+    seen = set()
+    pos = random_positions(game, 3, seed=4)
+    expect = []
+    for obs, legal in pos:
+        want = rules.act(obs, legal)
+        if declare in legal and legal.min() < P:  # beside card plays: always 报牌
+            want = declare
+            seen.add("declare")
+        elif legal.min() >= P:  # no card play (pass or 报牌, joker picks): the network's favourite
+            want = int(legal[int(np.argmax(agent.scores(obs, legal)))])
+        else:
+            seen.add("play")
+        assert agent.act(obs, legal) == want
+        expect.append(want)
+    assert seen == {"declare", "play"}
+    masks = np.zeros((len(pos), game.n_actions), np.int8)
+    for i, (_, legal) in enumerate(pos):
+        masks[i, legal] = 1
+    assert agent.act_batch(np.stack([o for o, _ in pos]), masks).tolist() == expect

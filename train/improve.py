@@ -18,19 +18,22 @@ rollouts amortised into a network so that playing needs no search:
   ``G(a) - G(t)``, plus ``--anchor`` times the squared error of ``Q`` against the returns
   (which only fixes the level of ``Q``).  Returns are scaled by ``reward_scale`` (``auto``:
   one over the mean absolute return of random play).
-* **Acting** (:func:`agents.trained.choose_with_prior`): the teacher's move, unless the
-  best-scored legal action scores more than a margin above it; one margin for decisions
-  offering a card play, one for the others (bids, digs, burying, exchanges, joker picks).  At
-  the end of training the margins are chosen from ``--margins`` by duplicate deals against
-  the teacher (the network at one seat, the teacher at the others, every seat in turn; seeds
-  apart from the arena's): first the other-decision margin with card play left to the
-  teacher, then (not with ``--decisions other``) the card-play margin; a margin that does not beat the teacher stays ``inf``
-  (never deviate).  They are written into the weight file with the name of the prior
+* **Acting** (:func:`agents.trained.choose_with_prior`): the teacher's move, unless a legal
+  action scores more than a margin above it; three margins (:func:`agents.trained.action_margins`):
+  ``other`` for bids, digs, burying, exchanges, joker picks and Lanxi Wulong's 报牌 (offered
+  beside the card plays), ``pass`` for a card play where the teacher passes, ``play`` for a
+  card play (or the pass) instead of the teacher's card play.  At the end of training the
+  margins are chosen from ``--margins`` by duplicate deals against the teacher (the network at
+  one seat, the teacher at the others, every seat in turn; seeds apart from the arena's), one
+  kind at a time in that order with the kinds not yet chosen left to the teacher, only the
+  kinds the run learned; a kind whose margins do not beat the teacher stays ``inf`` (never
+  deviate).  They are written into the weight file with the name of the prior
   (``meta["prior"]``, ``meta["prior_margins"]``), so ``agents.make_agent("trained", game)``
   plays the same policy in numpy.
-* **Decisions learned from** (``--decisions``): ``all``, or ``other`` (only decisions with no
-  card play: every auction or exchange decision of many more deals per minute, since the
-  card play is then never rolled out from).
+* **Decisions learned from** (``--decisions``): ``all``; ``other`` (only the actions under the
+  ``other`` margin: every auction, exchange or 报牌 decision of many more deals per minute,
+  since the card play is then never rolled out from); ``pass`` (only positions where the
+  teacher passes while a card play is legal, the card plays being the alternatives).
 
 Measured on 3-player Dou Dizhu after 35 minutes (505k decisions, 1.2M rollouts): the
 network's deviations in bidding gain (+0.27 scaled return per deviation over 150 held-out
@@ -61,7 +64,7 @@ import numpy as np
 import torch
 from torch.nn import functional as F
 
-from agents.trained import choose_with_prior, position_margins, segment_argmax
+from agents.trained import MARGIN_KEYS, action_margins, choose_with_prior, segment_argmax
 from cardenvs.cli import parse_option
 
 from .dmc import (
@@ -70,6 +73,8 @@ from .dmc import (
 )
 
 _SEED_MAX = 2**62
+#: ``--decisions``: where the data comes from (and which margins are chosen at the end)
+DECISIONS = ("all", "other", "pass")
 
 
 @dataclass
@@ -105,8 +110,8 @@ class ImproveConfig:
             raise ValueError(f"buffer ({self.buffer}) must hold at least 4 batches ({4 * self.batch})")
         if not self.margins or any(m < 0 for m in self.margins):
             raise ValueError(f"margins must be a non-empty list of numbers >= 0, got {self.margins!r}")
-        if self.decisions not in ("all", "other"):
-            raise ValueError(f"decisions must be 'all' or 'other', got {self.decisions!r}")
+        if self.decisions not in DECISIONS:
+            raise ValueError(f"decisions must be one of {', '.join(DECISIONS)}; got {self.decisions!r}")
         if self.reuse <= 0 or self.minutes < 0 or self.select_deals < 0:
             raise ValueError("reuse must be > 0, minutes and select_deals >= 0")
 
@@ -220,8 +225,15 @@ class Improve:
         paid = []         # rewards paid by each step
         while not g.done(s):
             a, k = self._teacher_move(s)
-            if k > 1 and (cfg.decisions == "all" or buf[:k].min() >= g.pass_id):
-                rec.append((len(paid), s.copy(), g.current(s), buf[:k].copy(), self._obs.copy(), a))
+            if k > 1:
+                legal = buf[:k].copy()
+                if cfg.decisions == "other":  # the teacher's move and the "other"-margin actions
+                    cand = legal[action_margins(legal, [k], g.pass_id, (0.0, 1.0)) > 0.5]
+                    legal = np.union1d(cand, [a]) if (cand != a).any() else None
+                elif cfg.decisions == "pass":  # the teacher passes: its pass and the card plays
+                    legal = legal[legal <= a] if a == g.pass_id and (legal < a).any() else None
+                if legal is not None:
+                    rec.append((len(paid), s.copy(), g.current(s), legal, self._obs.copy(), a))
             g.step(s, a)
             paid.append(np.asarray(g.rewards(s), np.float64).copy())
         self.counters["deals"] += 1
@@ -281,9 +293,10 @@ class Improve:
         return float(pair.detach())
 
     # -- choosing the margin ---------------------------------------------------------------------
-    def margin_returns(self, margins: Sequence[tuple[float, float]], deals: int, seed: int) -> np.ndarray:
-        """``[len(margins), deals, n]``: the network+teacher policy (each ``(play, other)``
-        margin pair) at seat ``s`` with the teacher at every other seat, per deal and seat
+    def margin_returns(self, margins: Sequence[tuple[float, float, float]], deals: int,
+                       seed: int) -> np.ndarray:
+        """``[len(margins), deals, n]``: the network+teacher policy (each ``(play, other,
+        pass)`` margin triple) at seat ``s`` with the teacher at every other seat, per deal and seat
         (duplicate: the same deals for every pair; :func:`train.dmc.duplicate_returns`)."""
         seeds = np.random.default_rng(seed).integers(_SEED_MAX, size=deals)
         self.net.eval()
@@ -292,43 +305,48 @@ class Improve:
         self.net.train()
         return out
 
-    def select_margin(self) -> tuple[tuple[float, float], list[dict]]:
-        """Choose the ``(play, other)`` margins by duplicate deals against the teacher (each
-        pair's score per deal minus the teacher's own at the same seats and deals): first
-        the ``other`` margin from ``cfg.margins`` with no deviation in card play, then (unless
-        the run learned from ``other`` decisions only) the ``play`` margin with that ``other``
-        margin; a margin not better than the teacher keeps ``inf`` (the teacher's move).
-        Returns the pair and a row per pair tried."""
+    def select_margin(self) -> tuple[tuple[float, float, float], list[dict]]:
+        """Choose the ``(play, other, pass)`` margins by duplicate deals against the teacher
+        (each triple's score per deal minus the teacher's own at the same seats and deals),
+        one kind at a time with the kinds not yet chosen left to the teacher: the ``other``
+        margin (decisions ``all`` / ``other``), then the ``pass`` margin (``all`` / ``pass``),
+        then the ``play`` margin (``all``); a kind whose margins do not beat the teacher keeps
+        ``inf`` (the teacher's move).  Returns the triple and a row per triple tried."""
         cfg = self.cfg
         inf = math.inf
         if cfg.select_deals == 0:
-            return (float(cfg.margins[0]), float(cfg.margins[0])), []
+            m = float(cfg.margins[0])
+            return (m if cfg.decisions == "all" else inf,
+                    m if cfg.decisions in ("all", "other") else inf,
+                    m if cfg.decisions in ("all", "pass") else inf), []
         seed = cfg.seed + 104729
         rows: list[dict] = []
         # the teacher's own score at each seat of the same deals (not 0 in a game that is not
-        # zero-sum, e.g. Lanxi Wulong's declarer payments): every pair is scored against it
-        base = self.margin_returns([(inf, inf)], cfg.select_deals, seed)[0].mean(axis=1)
+        # zero-sum, e.g. Lanxi Wulong's declarer payments): every triple is scored against it
+        base = self.margin_returns([(inf, inf, inf)], cfg.select_deals, seed)[0].mean(axis=1)
 
-        def sweep(pairs):
-            res = self.margin_returns(pairs, cfg.select_deals, seed)
-            for (mp, mo), r in zip(pairs, res):
+        def sweep(triples):
+            res = self.margin_returns(triples, cfg.select_deals, seed)
+            for (mp, mo, mq), r in zip(triples, res):
                 per_deal = r.mean(axis=1) - base
                 n = len(per_deal)
                 ci = 1.96 * per_deal.std(ddof=1) / np.sqrt(n) if n > 1 else float("nan")
-                rows.append({"play": mp, "other": mo, "score": float(per_deal.mean()),
+                rows.append({"play": mp, "other": mo, "pass": mq, "score": float(per_deal.mean()),
                              "score_ci": float(ci), "deals": len(per_deal)})
-            return rows[-len(pairs):]
+            return rows[-len(triples):]
 
-        # a pair must beat the teacher (score difference > 0) to be chosen
-        best = {"play": inf, "other": inf, "score": 0.0}
-        for r in sweep([(inf, float(m)) for m in cfg.margins]):
-            if r["score"] > best["score"]:
-                best = r
-        if cfg.decisions == "all":  # a network that learned no card play is not asked there
-            for r in sweep([(float(m), best["other"]) for m in cfg.margins]):
+        # a triple must beat the teacher (score difference > 0) to be chosen
+        best = {"play": inf, "other": inf, "pass": inf, "score": 0.0}
+        kinds = {"all": ("other", "pass", "play"), "other": ("other",), "pass": ("pass",)}
+        for kind in kinds[cfg.decisions]:
+            tried = []
+            for m in cfg.margins:
+                t = dict(best, **{kind: float(m)})
+                tried.append((t["play"], t["other"], t["pass"]))
+            for r in sweep(tried):
                 if r["score"] > best["score"]:
                     best = r
-        return (best["play"], best["other"]), rows
+        return (best["play"], best["other"], best["pass"]), rows
 
     # -- files -----------------------------------------------------------------------------------
     def save_checkpoint(self) -> None:
@@ -340,13 +358,13 @@ class Improve:
                    path + ".tmp")
         os.replace(path + ".tmp", path)
 
-    def export(self, margins: tuple[float, float], path: Optional[str] = None) -> str:
-        """Write the weights with the prior's name and the ``(play, other)`` margins."""
+    def export(self, margins: tuple[float, float, float], path: Optional[str] = None) -> str:
+        """Write the weights with the prior's name and the ``(play, other, pass)`` margins."""
         path = path or os.path.join(self.cfg.out, f"{self.cfg.game}.npz")
         meta = {"game": self.cfg.game, "options": self.cfg.options, "reward_scale": self.scale,
                 "prior": self.cfg.teacher,
                 "prior_margins": {k: (None if math.isinf(m) else float(m))
-                                  for k, m in zip(("play", "other"), margins)},
+                                  for k, m in zip(MARGIN_KEYS, margins)},
                 "trainer": "train.improve", "hidden": list(self.cfg.hidden),
                 **{k: (round(v, 1) if isinstance(v, float) else v) for k, v in self.counters.items()}}
         export_weights(self.net, path, meta)
@@ -399,19 +417,21 @@ class Improve:
             _append_csv(os.path.join(cfg.out, "margins.csv"), rows)
             plot_margins(rows, os.path.join(cfg.out, "margins.png"), cfg.game, cfg.teacher)
             for r in rows:
-                print(f"[improve] margins play {r['play']:g}, other {r['other']:g}: {r['score']:+.3f} "
+                print(f"[improve] margins play {r['play']:g}, other {r['other']:g}, pass {r['pass']:g}: "
+                      f"{r['score']:+.3f} "
                       f"± {r['score_ci']:.3f} per deal vs {cfg.teacher} ({r['deals']} deals)",
                       file=sys.stderr, flush=True)
-            print(f"[improve] chosen: play {margin[0]:g}, other {margin[1]:g}", file=sys.stderr, flush=True)
+            print(f"[improve] chosen: play {margin[0]:g}, other {margin[1]:g}, pass {margin[2]:g}",
+                  file=sys.stderr, flush=True)
         weights = self.export(margin)
         return {"weights": weights, "margin": margin, "margins": rows, **self.counters}
 
 
 class _PriorPolicy:
     """The trained agent's choice (teacher's move or the network's override, under the
-    ``(play, other)`` margins) for :func:`train.dmc.duplicate_returns`."""
+    ``(play, other, pass)`` margins) for :func:`train.dmc.duplicate_returns`."""
 
-    def __init__(self, trainer: Improve, margins: tuple[float, float]):
+    def __init__(self, trainer: Improve, margins: tuple[float, float, float]):
         self.game, self.teacher, self.margins = trainer.game, trainer.teacher, margins
         self.scorer = TorchPolicy(trainer.game, trainer.net, trainer.device)
 
@@ -420,14 +440,14 @@ class _PriorPolicy:
         masks = np.zeros((len(sizes), self.game.n_actions), np.int8)
         masks[owner, ids] = 1
         base = np.asarray(self.teacher.act_batch(obs, masks), np.int64)
-        margin = position_margins(ids, sizes, self.game.pass_id, self.margins)
+        margin = action_margins(ids, sizes, self.game.pass_id, self.margins, base)
         if not np.isfinite(margin).any():
             return base
         return choose_with_prior(self.scorer.scores(obs, ids, sizes), ids, sizes, base, margin)
 
 
 def plot_margins(rows: list[dict], path: str, game: str, teacher: str) -> None:
-    """PNG: score per deal against the teacher (95% CI) for each (play, other) margin pair."""
+    """PNG: score per deal against the teacher (95% CI) for each (play, other, pass) margin triple."""
     import matplotlib
 
     matplotlib.use("Agg")
@@ -437,8 +457,9 @@ def plot_margins(rows: list[dict], path: str, game: str, teacher: str) -> None:
     x = np.arange(len(rows))
     ax.errorbar(x, [r["score"] for r in rows], yerr=[r["score_ci"] for r in rows], marker="o", capsize=3)
     ax.axhline(0, color="grey", lw=0.8)
-    ax.set_xticks(x, [f"{r['play']:g}/{r['other']:g}" for r in rows], rotation=45)
-    ax.set(xlabel="margins play/other (scaled score; inf = never deviate)",
+    ax.set_xticks(x, [f"{r['play']:g}/{r['other']:g}/{r.get('pass', r['play']):g}" for r in rows],
+                  rotation=45)
+    ax.set(xlabel="margins play/other/pass (scaled score; inf = never deviate)",
            ylabel=f"score per deal vs {teacher}", title=f"{game}: network + {teacher} by margins")
     fig.tight_layout()
     fig.savefig(path, dpi=100)
@@ -457,9 +478,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--seed", type=int, default=d.seed)
     p.add_argument("--teacher", default=d.teacher, help="the agent whose play is improved")
     p.add_argument("--alts", type=int, default=d.alts, help="alternative actions rolled out per decision")
-    p.add_argument("--decisions", default=d.decisions, choices=("all", "other"),
-                   help="decisions learned from: all, or only those offering no card play "
-                        "(bids, digs, burying, exchanges, joker picks)")
+    p.add_argument("--decisions", default=d.decisions, choices=DECISIONS,
+                   help="decisions learned from: all; other (bids, digs, burying, exchanges, "
+                        "joker picks, 报牌); pass (a card play where the teacher passes)")
     p.add_argument("--hidden", default=",".join(map(str, d.hidden)), help="hidden layer sizes")
     p.add_argument("--lr", type=float, default=d.lr)
     p.add_argument("--batch", type=int, default=d.batch, help="decisions per update")
@@ -468,8 +489,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--anchor", type=float, default=d.anchor, help="weight of the return-level loss")
     p.add_argument("--reward-scale", default="auto")
     p.add_argument("--margins", default=",".join(f"{m:g}" for m in d.margins),
-                   help="margins tried at the end, for decisions without and then with card "
-                        "plays (the best pair is written into the weights)")
+                   help="margins tried at the end, for other decisions, then card plays where "
+                        "the teacher passes, then the other card plays (the best triple is "
+                        "written into the weights)")
     p.add_argument("--select-deals", type=int, default=d.select_deals,
                    help="duplicate deals per margin for the choice (0: the first margin)")
     p.add_argument("--threads", type=int, default=d.threads, help="torch threads (0: torch's default)")
