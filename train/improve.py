@@ -39,9 +39,11 @@ Measured on 3-player Dou Dizhu after 35 minutes (505k decisions, 1.2M rollouts):
 network's deviations in bidding gain (+0.27 scaled return per deviation over 150 held-out
 deals, se 0.07) while its deviations in card play lose (-0.15, se 0.04): per-move card-play
 advantages are small next to what the unseen cards do to a rollout, so the selection keeps
-card play to the teacher there.
+card play to the teacher there.  In Da Niangniang the teacher's passes are its weak spot
+(``--decisions pass``, 70 minutes: +0.14 +- 0.04 per deal at one seat over 1,000 deals), in
+Lanxi Wulong its 报牌 (``--decisions other``, 70 minutes: +0.025 +- 0.008 at margin 0.8).
 
-Output (``--out``): ``log.csv``, ``margins.csv`` (per margin pair: score per deal over the
+Output (``--out``): ``log.csv``, ``margins.csv`` (per margin triple: score per deal over the
 teacher's, 95% CI), ``margins.png``, ``checkpoint.pt`` (network, optimiser, counters;
 ``--resume`` continues with an empty replay buffer) and ``GAME.npz`` (copy to
 ``agents/weights/GAME.npz`` to ship it).
