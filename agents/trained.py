@@ -263,8 +263,19 @@ def prior_margins(meta: dict) -> tuple[float, float, float]:
     out = []
     for key in MARGIN_KEYS:
         v = m.get(key, out[0] if key == "pass" and "play" in m else 0.0)
-        out.append(math.inf if v is None or (isinstance(v, float) and math.isinf(v)) else float(v))
+        out.append(math.inf if v is None else float(v))
     return out[0], out[1], out[2]
+
+
+def other_actions(ids: np.ndarray, sizes: np.ndarray, pass_id: int) -> np.ndarray:
+    """Per legal action (``ids`` of positions laid end to end, ``sizes`` per position): True
+    for the actions under the ``other`` margin: those above ``pass_id`` (a bid, pick, 报牌, ...)
+    and every action of a position that offers no card play (no id below ``pass_id``)."""
+    ids = np.asarray(ids)
+    sizes = np.asarray(sizes, np.int64)
+    owner = np.repeat(np.arange(len(sizes)), sizes)
+    has_play = np.bincount(owner, weights=ids < pass_id, minlength=len(sizes)) > 0
+    return (ids > pass_id) | ~has_play[owner]
 
 
 def action_margins(ids: np.ndarray, sizes: np.ndarray, pass_id: int, margins,
@@ -272,19 +283,15 @@ def action_margins(ids: np.ndarray, sizes: np.ndarray, pass_id: int, margins,
     """Per legal action (``ids`` of positions laid end to end, ``sizes`` per position), the
     margin a deviation to it must clear (``margins`` = ``(play, other[, pass])``):
 
-    * ``other`` for an action above ``pass_id`` (a bid, pick, 报牌, ...) and for every action
-      of a position that offers no card play;
+    * ``other`` for the actions :func:`other_actions` marks;
     * for the card plays (ids below ``pass_id``) and the pass of a position that offers a card
       play: ``pass`` where the prior's action ``base`` of that position is the pass (given
       ``base`` and three margins), else ``play``.
     """
-    ids = np.asarray(ids)
-    sizes = np.asarray(sizes, np.int64)
-    owner = np.repeat(np.arange(len(sizes)), sizes)
-    has_play = np.bincount(owner, weights=ids < pass_id, minlength=len(sizes)) > 0
-    other = (ids > pass_id) | ~has_play[owner]
-    play = np.full(len(ids), float(margins[0]))
+    other = other_actions(ids, sizes, pass_id)
+    play = np.full(len(other), float(margins[0]))
     if len(margins) > 2 and base is not None:
+        owner = np.repeat(np.arange(len(sizes)), np.asarray(sizes, np.int64))
         passed = (np.asarray(base) == pass_id)[owner]
         play[passed] = float(margins[2])
     return np.where(other, float(margins[1]), play)

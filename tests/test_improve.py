@@ -68,14 +68,14 @@ def test_action_margins_and_meta():
     assert prior_margins({}) == (0.0, 0.0, 0.0)
 
 
-def _prior_weights(tmp_path, game, margin: float) -> str:
-    torch.manual_seed(1)
+def _prior_weights(tmp_path, game, margins: dict, name: str, seed: int = 1) -> str:
+    """A small random network naming ``rules`` as its prior with ``margins`` (meta form)."""
+    torch.manual_seed(seed)
     feat = game.action_features(np.zeros(1, np.int64)).shape[1]
     net = QNet(game.layout.size, feat, (32,))
-    path = str(tmp_path / f"w_{margin}.npz")
+    path = str(tmp_path / f"{name}.npz")
     export_weights(net, path, {"game": game.info.name, "options": {}, "reward_scale": 1.0,
-                               "prior": "rules", "prior_margins": {"play": margin, "other": margin}},
-                   dtype=np.float32)
+                               "prior": "rules", "prior_margins": margins}, dtype=np.float32)
     return path
 
 
@@ -83,8 +83,8 @@ def _prior_weights(tmp_path, game, margin: float) -> str:
 def test_prior_margin_switches_between_prior_and_network(tmp_path, game_name):
     game = make_game(game_name)
     rules = make_agent("rules", game, seed=0)
-    keep = TrainedAgent(game, weights=_prior_weights(tmp_path, game, 1e9))
-    free = TrainedAgent(game, weights=_prior_weights(tmp_path, game, -1e9))
+    keep = TrainedAgent(game, weights=_prior_weights(tmp_path, game, {"play": 1e9, "other": 1e9}, "keep"))
+    free = TrainedAgent(game, weights=_prior_weights(tmp_path, game, {"play": -1e9, "other": -1e9}, "free"))
     assert keep.prior is not None and keep.margins == (1e9, 1e9, 1e9)
     pos = random_positions(game, 3, seed=5)
     differ = 0
@@ -225,12 +225,7 @@ def test_margins_apply_per_decision_kind(tmp_path):
     """play margin inf (never), other margin -inf-like: the prior's card play, the network's bids."""
     game = make_game("doudizhu")
     rules = make_agent("rules", game, seed=0)
-    torch.manual_seed(2)
-    feat = game.action_features(np.zeros(1, np.int64)).shape[1]
-    path = str(tmp_path / "mixed.npz")
-    export_weights(QNet(game.layout.size, feat, (32,)), path,
-                   {"game": "doudizhu", "options": {}, "reward_scale": 1.0, "prior": "rules",
-                    "prior_margins": {"play": None, "other": -1e9}}, dtype=np.float32)
+    path = _prior_weights(tmp_path, game, {"play": None, "other": -1e9}, "mixed", seed=2)
     agent = TrainedAgent(game, weights=path)
     assert agent.margins == (np.inf, -1e9, np.inf)
     pos = random_positions(game, 6, seed=9)
@@ -286,12 +281,8 @@ def test_wulong_declaration_is_an_other_decision(tmp_path):
     assert (acts[:, 1:][acts[:, 1:] >= 0] > P).all()  # alternatives: declarations and picks
 
     rules = make_agent("rules", game, seed=0)
-    torch.manual_seed(3)
-    feat = game.action_features(np.zeros(1, np.int64)).shape[1]
-    path = str(tmp_path / "declarer.npz")
-    export_weights(QNet(game.layout.size, feat, (32,)), path,
-                   {"game": "wulong", "options": {}, "reward_scale": 1.0, "prior": "rules",
-                    "prior_margins": {"play": None, "other": -1e9, "pass": None}}, dtype=np.float32)
+    path = _prior_weights(tmp_path, game, {"play": None, "other": -1e9, "pass": None}, "declarer",
+                          seed=3)
     agent = TrainedAgent(game, weights=path)
     seen = set()
     pos = random_positions(game, 3, seed=4)

@@ -929,16 +929,24 @@ def plot_eval(history: list[dict], path: str, game: str) -> None:
 # ---------------------------------------------------------------------------------------------
 
 
-def build_parser() -> argparse.ArgumentParser:
-    d = Config(game="")
-    p = argparse.ArgumentParser(prog="python -m train.dmc", description=__doc__.split("\n\n")[0])
+def run_parser(module: str, doc: str, minutes: float, seed: int) -> argparse.ArgumentParser:
+    """The arguments every trainer's command line shares (``python -m train.MODULE``): the
+    game, ``--out`` (default ``runs/MODULE_GAME``), ``--minutes``, ``--resume``, ``--option``
+    and ``--seed``."""
+    p = argparse.ArgumentParser(prog=f"python -m train.{module}", description=doc.split("\n\n")[0])
     p.add_argument("game", help="registry name (cardenvs.GAMES)")
-    p.add_argument("--out", default=None, help="output dir (default runs/dmc_GAME)")
-    p.add_argument("--minutes", type=float, default=d.minutes, help="time budget of this session")
+    p.add_argument("--out", default=None, help=f"output dir (default runs/{module}_GAME)")
+    p.add_argument("--minutes", type=float, default=minutes, help="time budget of this session")
     p.add_argument("--resume", action="store_true", help="continue from OUT/checkpoint.pt")
     p.add_argument("--option", "-o", action="append", type=parse_option, default=[],
                    metavar="KEY=VALUE", help="a game option (repeatable)")
-    p.add_argument("--seed", type=int, default=d.seed)
+    p.add_argument("--seed", type=int, default=seed)
+    return p
+
+
+def build_parser() -> argparse.ArgumentParser:
+    d = Config(game="")
+    p = run_parser("dmc", __doc__, d.minutes, d.seed)
     p.add_argument("--envs", type=int, default=d.envs, help="games stepped in lockstep")
     p.add_argument("--hidden", default=",".join(map(str, d.hidden)), help="hidden layer sizes")
     p.add_argument("--lr", type=float, default=d.lr)

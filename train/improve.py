@@ -66,12 +66,13 @@ import numpy as np
 import torch
 from torch.nn import functional as F
 
-from agents.trained import MARGIN_KEYS, action_margins, choose_with_prior, segment_argmax
-from cardenvs.cli import parse_option
+from agents.trained import (
+    MARGIN_KEYS, action_margins, choose_with_prior, other_actions, segment_argmax,
+)
 
 from .dmc import (
     QNet, TorchPolicy, _append_csv, duplicate_returns, export_weights, make_eval_agent,
-    random_return_scale,
+    random_return_scale, run_parser,
 )
 
 _SEED_MAX = 2**62
@@ -230,7 +231,7 @@ class Improve:
             if k > 1:
                 legal = buf[:k].copy()
                 if cfg.decisions == "other":  # the teacher's move and the "other"-margin actions
-                    cand = legal[action_margins(legal, [k], g.pass_id, (0.0, 1.0)) > 0.5]
+                    cand = legal[other_actions(legal, [k], g.pass_id)]
                     legal = np.union1d(cand, [a]) if (cand != a).any() else None
                 elif cfg.decisions == "pass":  # the teacher passes: its pass and the card plays
                     legal = legal[legal <= a] if a == g.pass_id and (legal < a).any() else None
@@ -459,7 +460,7 @@ def plot_margins(rows: list[dict], path: str, game: str, teacher: str) -> None:
     x = np.arange(len(rows))
     ax.errorbar(x, [r["score"] for r in rows], yerr=[r["score_ci"] for r in rows], marker="o", capsize=3)
     ax.axhline(0, color="grey", lw=0.8)
-    ax.set_xticks(x, [f"{r['play']:g}/{r['other']:g}/{r.get('pass', r['play']):g}" for r in rows],
+    ax.set_xticks(x, [f"{r['play']:g}/{r['other']:g}/{r['pass']:g}" for r in rows],
                   rotation=45)
     ax.set(xlabel="margins play/other/pass (scaled score; inf = never deviate)",
            ylabel=f"score per deal vs {teacher}", title=f"{game}: network + {teacher} by margins")
@@ -470,14 +471,7 @@ def plot_margins(rows: list[dict], path: str, game: str, teacher: str) -> None:
 
 def build_parser() -> argparse.ArgumentParser:
     d = ImproveConfig(game="")
-    p = argparse.ArgumentParser(prog="python -m train.improve", description=__doc__.split("\n\n")[0])
-    p.add_argument("game", help="registry name (cardenvs.GAMES)")
-    p.add_argument("--out", default=None, help="output dir (default runs/improve_GAME)")
-    p.add_argument("--minutes", type=float, default=d.minutes, help="time budget of this session")
-    p.add_argument("--resume", action="store_true", help="continue from OUT/checkpoint.pt")
-    p.add_argument("--option", "-o", action="append", type=parse_option, default=[],
-                   metavar="KEY=VALUE", help="a game option (repeatable)")
-    p.add_argument("--seed", type=int, default=d.seed)
+    p = run_parser("improve", __doc__, d.minutes, d.seed)
     p.add_argument("--teacher", default=d.teacher, help="the agent whose play is improved")
     p.add_argument("--alts", type=int, default=d.alts, help="alternative actions rolled out per decision")
     p.add_argument("--decisions", default=d.decisions, choices=DECISIONS,
