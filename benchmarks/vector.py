@@ -8,7 +8,7 @@ Usage (from the repository root)::
 
 :mod:`benchmarks.run` (``python -m benchmarks.run``) appends this section to its report:
 ``measure_vector(cfg, anchors, games, anchor_values)`` returns a :class:`VectorSection` (rows in
-that report's format, the growth table, the issue's targets with PASS/FAIL), reusing the
+that report's format, the growth table, the batched engine's targets with PASS/FAIL), reusing the
 anchor measurements the report already made.
 
 What it measures, on one core (the anchors' timing helpers are :mod:`benchmarks.run`'s):
@@ -205,7 +205,7 @@ def measure_vector(cfg: Config, anchors: Optional[dict[str, bool]] = None,
                    games: tuple[str, ...] = ("doudizhu", "doudizhu4"),
                    anchor_values: Optional[dict[str, Any]] = None) -> VectorSection:
     """The batched-engine section (rows in :mod:`benchmarks.run`'s format, the growth table,
-    and the issue's targets for 3-player Dou Dizhu with PASS/FAIL).
+    and the batched engine's targets for 3-player Dou Dizhu with PASS/FAIL).
 
     ``anchors``: which of ``rlcard`` / ``openspiel`` to run (default: those installed).
     ``anchor_values``: anchor results already measured in this run (``benchmarks.run``'s
@@ -303,7 +303,7 @@ def measure_vector(cfg: Config, anchors: Optional[dict[str, bool]] = None,
     extra.append("| --- | --- | " + " | ".join("---:" for _ in SIZES) + " |")
     extra.extend(growth)
     extra.append("")
-    # targets (issue 7): every N of TARGET_SIZES must meet them
+    # targets: every N of TARGET_SIZES must meet them
     if "doudizhu" in games:
         def at(observe: bool) -> tuple[float, str]:
             got = {n: values.get(("doudizhu", observe, n)) or 0.0 for n in TARGET_SIZES}
@@ -315,23 +315,23 @@ def measure_vector(cfg: Config, anchors: Optional[dict[str, bool]] = None,
         obs_low, obs_cells = at(True)
         sizes = ", ".join(str(n) for n in TARGET_SIZES)
         targets.append((
-            f"batched engine, raw decisions/s >= {TARGET_RAW:,} at N = {sizes} (issue 7)",
+            f"batched engine, raw decisions/s >= {TARGET_RAW:,} at N = {sizes}",
             raw_cells, f"OpenSpiel {fmt_rate(osc['decisions_per_s']) if osc else DASH} (C++ loop)",
             f"lowest {fmt_rate(raw_low)}", _verdict(raw_low >= TARGET_RAW)))
         targets.append((
             f"batched engine, decisions/s with observations + legal ids >= {TARGET_OBS:,} at "
-            f"N = {sizes} (issue 7)",
+            f"N = {sizes}",
             obs_cells, f"OpenSpiel {fmt_rate(ose['decisions_per_s']) if ose else DASH} "
                        f"(with tensors)",
             f"lowest {fmt_rate(obs_low)}", _verdict(obs_low >= TARGET_OBS)))
         if mem is not None and mem_m is not None:
             targets.append((
-                f"batched engine, peak memory of N = 4096 games < {TARGET_MEM_MB:,} MiB (issue 7)",
+                f"batched engine, peak memory of N = 4096 games < {TARGET_MEM_MB:,} MiB",
                 f"{mem:,.0f} MiB ({mem_m:,.0f} with dense masks)", DASH,
                 f"{max(mem, mem_m):,.0f} MiB", _verdict(max(mem, mem_m) < TARGET_MEM_MB)))
         else:
             targets.append((f"batched engine, peak memory of N = 4096 games < {TARGET_MEM_MB:,} "
-                            f"MiB (issue 7)", DASH, DASH, "not measured", "SKIP"))
+                            f"MiB", DASH, DASH, "not measured", "SKIP"))
     return VectorSection("Batched engine and training adapters", rows, extra, targets, values)
 
 

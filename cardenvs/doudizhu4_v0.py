@@ -9,7 +9,7 @@ is imported, ``pettingzoo.make("aec", "cardenvs/doudizhu4-v0")``.
 | action space | ``Discrete(N)``, N = 7,955 (7,951 plays + pass + 3 bids; see blocks below) |
 | observation | ``{"observation": Box(0, 1, (D,), float32), "action_mask": Box(0, 1, (N,), int8)}``, D = 2,019 |
 | rewards | terminal, to every seat: the score (landlord +-3 stake, farmers -+stake) or +-1 |
-| rules | ``shared/rules/doudizhu.md``, section "4 players"; kernels in :mod:`cardenvs.games.doudizhu` |
+| rules | ``docs/rules/doudizhu.md``, section "4 players"; kernels in :mod:`cardenvs.games.doudizhu` |
 
 **Rules in short.** 108 cards (two packs, jokers ``BB RR``); 25 cards to each seat and an
 8-card kitty, face down.  Auction over the four seats: pass or bid 1/2/3 strictly above the
@@ -68,6 +68,13 @@ untouched.
 **Info**: ``infos[agent]["legal_actions"]`` (ids of the agent to move), ``"phase"``,
 ``"landlord"`` (seat or -1), ``"bid"``.  ``env.unwrapped.legal_play_features()`` gives the
 legal plays with per-play features for (state, action) scorers.
+
+**Hidden information.**  A seat observes its own hand and what is public.  Auction: who bids
+first and every seat's pass or bid are public; the 8 kitty cards lie face down.  After the
+auction only the landlord sees the kitty (``kitty`` field); the farmers see zeros there, keep
+those cards among their ``others`` and know only that the landlord holds 33 cards.  Play: every
+play and pass with its seat, the hand sizes and the doublings are public; the farmers never see
+each other's hands.  ``render()``, ``history`` and ``get_state()`` show the whole table.
 
 **Observation** (15 ranks x 8 "at least k copies" planes per card set; relative seats:
 0 = the observer, 1 = the next seat 下家, 2, 3).  The ``kitty`` field is filled for the

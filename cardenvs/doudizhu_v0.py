@@ -9,7 +9,7 @@ is imported, ``pettingzoo.make("aec", "cardenvs/doudizhu-v0")``.
 | action space | ``Discrete(N)``, N = 28,241 with ``preset="seed"`` (see blocks below) |
 | observation | ``{"observation": Box(0, 1, (D,), float32), "action_mask": Box(0, 1, (N,), int8)}`` |
 | rewards | terminal, to every seat: the score (landlord +-2 stake, farmers -+stake) or +-1 |
-| rules | ``shared/rules/doudizhu.md`` (3 players); variants in :mod:`cardenvs.games.doudizhu` |
+| rules | ``docs/rules/doudizhu.md`` (3 players); variants in :mod:`cardenvs.games.doudizhu` |
 
 **Options** (keywords of ``env()``): ``auction="bid"|"fixed"``, ``all_pass="void"|"redeal"``,
 ``max_redeals=3``, ``spring=False``, ``reward="score"|"win_loss"``,
@@ -30,6 +30,13 @@ together skip the auction; ``first_bidder`` fixes who bids first).  An impossibl
 **Info**: ``infos[agent]["legal_actions"]`` (ids of the agent to move), ``"phase"``,
 ``"landlord"`` (seat or -1), ``"bid"``.  ``env.unwrapped.legal_play_features()`` gives the
 legal plays with per-play features for (state, action) scorers.
+
+**Hidden information.**  A seat observes its own hand and what is public.  Auction: who bids
+first and every seat's pass or bid are public; the 3 kitty cards lie face down (they are among
+every seat's ``others``).  Once the landlord is known the kitty is shown to every seat (the
+``kitty`` field) and joins his hand.  Play: every play and pass with its seat, the hand sizes
+and the doublings are public; the farmers never see each other's hands.  ``render()``,
+``history`` and ``get_state()`` show the whole table (for spectators, debugging and search).
 
 **Observation** (relative seats: 0 = the observer, 1 = the next seat 下家, 2 = the one after):
 

@@ -9,7 +9,7 @@
 | action space | ``Discrete(N)``, N = 349 with the default options (306 plays + pass + 15 take + 13 return + 14 joker picks); 351 with ``first_niangniang="reveal_choice"`` (+ reveal / hide) |
 | observation | ``{"observation": Box(0, 1, (D,), float32), "action_mask": Box(0, 1, (N,), int8)}``, D = {obs_size} |
 | rewards | each hand's score, to every seat, when the hand ends (one hand per episode unless ``match=True``), or +-1 (``reward="win_loss"``) |
-| rules | ``shared/rules/niangniang.md``; variants and every choice the page leaves open in :mod:`cardenvs.games.niangniang` |
+| rules | ``docs/rules/niangniang.md``; variants and every choice the page leaves open in :mod:`cardenvs.games.niangniang` |
 
 **Rules in short.** One deck of 54; ranks 3 < 4 < ... < A < 2, the jokers ``B`` ``R`` are wild
 cards.  The first 娘娘 is the first player to receive a 3 in a seeded draw; 10 cards to each
@@ -78,6 +78,19 @@ leader, -1 before the play), ``"hand"`` (hands finished).  With ``match=True`` a
 at the end, ``"winner"`` (seat, -1 when a truncated match has no single leader) and
 ``"truncated"``.  A match stopped by ``max_hands`` ends with ``truncations`` (not
 ``terminations``) set.
+
+**Hidden information.**  亮3 draw (``first_niangniang="reveal_choice"``): the draw's cards
+are in no observation; the draw number and the 3s offered so far are public, and so is the
+seat asked to reveal or hide (it is the seat to move), so receiving a 3 is public even when
+hidden.  Deal: a seat observes its own 10 cards.  Exchange: the 娘娘 sees the 14 bottom cards
+and what he takes and returns; the catchers see only how many cards are taken and returned and
+his hand size (the picks are not in ``recent``).  Joker follow-up: only the mover sees the play
+he is completing; once it is played, its physical cards and what each joker stood for are
+public.  Play: plays, passes, places and stuck seats are public.  When the episode ends the
+taken, returned and bottom cards are shown to everyone; in a match the next hand is dealt at
+once, so the catchers never see the bottom of any hand but the last (the last hand's scores,
+which show the 活子 penalty, are public).  ``render()``, ``history`` and ``get_state()`` show
+the whole table.
 
 **Observation** (relative seats: 0 = the observer, 1 = the next seat 下家, ...; card fields are
 15 ranks x planes, rank index 0 = the lowest natural rank, 13 = ``B``, 14 = ``R``):

@@ -9,7 +9,7 @@ imported, ``pettingzoo.make("aec", "cardenvs/wakeng-v0")``.
 | action space | ``Discrete(N)``, N = 185 with the default options (153 plays + pass + 3 bids + 26 bury picks + 2 open choices) |
 | observation | ``{"observation": Box(0, 1, (875,), float32), "action_mask": Box(0, 1, (N,), int8)}`` |
 | rewards | terminal, to every seat: the score (digger +-2 unit, farmers -+unit) or +-1 |
-| rules | ``shared/rules/wakeng.md``; variants in :mod:`cardenvs.games.wakeng` |
+| rules | ``docs/rules/wakeng.md``; variants in :mod:`cardenvs.games.wakeng` |
 
 **Rules variant.** Ranks 4 < 5 < ... < A < 2 < 3; 16 cards each, a kitty of 4.  The holder of
 ♠3 bids first (♠4, ♠5, ... ♠A, ♠2 if ♠3 is in the kitty).  One round of bidding in turn
@@ -57,6 +57,17 @@ wrong, and leaves the current game untouched.
 **Info**: ``infos[agent]["legal_actions"]`` (ids of the agent to move), ``"phase"``
 (``auction``, ``open``, ``bury``, ``play``), ``"digger"`` (seat or -1), ``"bid"``, ``"open"``
 (-1 undecided, 0, 1), ``"first_bidder"``, ``"leader"`` (the first leader, -1 before the play).
+
+**Hidden information.**  Deal: a seat observes its own 16 cards and which of them are
+diamonds.  Auction: the first bidder and every pass and bid are public.  Open decision
+(``open_hand=True``): public; when open, the digger's 16 dealt cards are in every seat's
+observation for the rest of the deal (not the kitty, not the buried cards).  Kitty: seen by the
+digger once he takes it; the farmers never see it (with ``reveal_kitty=True`` everyone sees it
+once taken).  Burying: only the digger sees what he buries; the farmers see how many cards are
+buried and his hand size, the picks are not in ``recent`` and the buried cards stay among their
+``others``.  First lead and play: the leader, every play and pass, the hand sizes and bombs are
+public; the farmers never see each other's hands.  ``render()``, ``history`` and
+``get_state()`` show the whole table.
 
 **Observation** (relative seats: 0 = the observer, 1 = the next seat 下家, 2 = the one after;
 card fields are 13 ranks x 4 planes, rank 0 = ``4`` ... rank 12 = ``3``):

@@ -9,7 +9,7 @@ imported, ``pettingzoo.make("aec", "cardenvs/wulong-v0")``.
 | action space | ``Discrete(N)``, N = 6,068 with the default options (6,039 plays + pass + declare + 27 joker picks) |
 | observation | ``{"observation": Box(0, 1, (3015,), float32), "action_mask": Box(0, 1, (N,), int8)}`` |
 | rewards | terminal, to every seat: the score (zero-sum, stake 1) or its sign (``reward="win_loss"``) |
-| rules | ``shared/rules/wulong.md``; decisions and variants in :mod:`cardenvs.games.wulong` |
+| rules | ``docs/rules/wulong.md``; decisions and variants in :mod:`cardenvs.games.wulong` |
 
 **Rules in short.** Two decks (108 cards, jokers ``BB RR``), 25 cards to each seat, 8 never
 used.  Singles: ``R`` > ``B`` > 2 > A > ... > 3.  The jokers are wild: played with at least one
@@ -76,6 +76,16 @@ or ``wilds`` while picking jokers), ``"dealer"``, ``"leader"`` (first lead), ``"
 (seats), ``"status"`` (per seat ``active`` / ``out`` / ``failed``), ``"head"`` (头家 or -1),
 ``"loser"`` (末家 once fixed, or -1), ``"to_beat"`` (the play to beat with its jokers, e.g.
 ``"45R[6]78"``, or ``""``), ``"ranking"`` (seats, best first, by the current status).
+
+**Hidden information.**  Deal: a seat observes its own 25 cards; the 8 unused cards are seen by
+no one (they stay among every seat's ``others``); the dealer and the first leader are public.
+Play: every play with its physical cards and what each joker stood for, every pass and the hand
+sizes are public.  Joker picks: the play being completed and the picks so far are in every
+seat's observation (``pending``), as the play will be public a moment later.  报牌: a
+declaration is public and, from then on, the declarer's current hand is in every seat's
+observation (``declared_hands``).  Failed seats are public (their hands hold only 3s).  Nobody
+has a partner: a hand is hidden from the three other seats until its player declares.
+``render()``, ``history`` and ``get_state()`` show the whole table.
 
 **Observation** (15 ranks x 8 "at least k copies" planes per card set; relative seats:
 0 = the observer, 1 = the next seat 下家, 2, 3).  Played cards with their joker assignments,

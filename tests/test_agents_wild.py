@@ -2,7 +2,7 @@
 positions of 打娘娘 (niangniang) and 兰溪乌龙 (wulong).
 
 Expected values are derived by hand from the rules pages, restated here (the tests do not read
-``shared/``):
+the pages):
 
 *niangniang*: ranks 3 < 4 < ... < A < 2; the jokers B, R are wild: with at least one natural
 card a joker stands for any natural rank the play needs (``5B`` = ``55``, ``4B678`` =

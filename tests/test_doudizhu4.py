@@ -1,7 +1,7 @@
 """四人斗地主 ``doudizhu4``: rules positions, auction, scoring, API conformance, bad input.
 
-Every expected value below is derived by hand from the rules page (doudizhu.md, "4 players"),
-restated here so the tests do not read ``shared/``:
+Every expected value below is derived by hand from the rules page (docs/rules/doudizhu.md,
+"4 players"), restated here so the tests do not read the page:
 
 * 108 cards (two packs, jokers ``BB RR``), 25 to each of 4 seats, 8 to a kitty the landlord
   takes and the farmers never see;

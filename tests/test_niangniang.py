@@ -2,8 +2,8 @@
 follow-up, the exchange, scoring with the 活子 penalty, match play, custom deals, observation
 privacy and PettingZoo conformance with non-default options.
 
-Every expected value below is derived by hand from the rules page (niangniang.md), restated here
-so the tests do not read ``shared/``:
+Every expected value below is derived by hand from the rules page (docs/rules/niangniang.md),
+restated here so the tests do not read the page:
 
 * 4 players, 54 cards; ranks 3 < 4 < ... < A < 2 (``three_high``: 4 < ... < A < 2 < 3);
   10 cards each, 14 in the bottom; the 娘娘 takes 4 bottom cards, then returns 4 of his 10

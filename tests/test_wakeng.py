@@ -1,8 +1,8 @@
 """挖坑 ``wakeng``: combinations, first bidder / leader, auction, burying, open hand, scoring,
 PettingZoo conformance and a differential test of the move generator.
 
-Every expected value below is derived by hand from the rules page (wakeng.md), restated here
-so the tests do not read ``shared/``:
+Every expected value below is derived by hand from the rules page (docs/rules/wakeng.md), restated
+here so the tests do not read the page:
 
 * 52 cards, no jokers, 16 to each of 3 seats, a kitty of 4; ranks 4 < 5 < ... < A < 2 < 3;
 * the holder of ♠3 bids first (♠4, ♠5, ... ♠K, ♠A, ♠2 when ♠3 is in the kitty); options

@@ -4,7 +4,7 @@ Both wild-joker games answer ``cardenvs.legal_moves`` the same way: every realis
 play, a wild joker standing in written as the joker followed by the rank it stands for in
 brackets (``"45R[6]78"``); ``plain=True`` the effective plays; ``prev`` in either notation.
 
-Facts used, from the rules pages (``shared/rules/niangniang.md``, ``wulong.md``) and the
+Facts used, from the rules pages (``docs/rules/niangniang.md``, ``wulong.md``) and the
 games' own realisation rules (module docstrings of ``cardenvs.games.niangniang`` / ``wulong``):
 
 * 打娘娘: one deck, jokers ``B`` and ``R`` are wild and never played alone; with at least one

@@ -2,8 +2,8 @@
 lead, joker picks, custom deals and the PettingZoo face (the registry-wide suites in
 ``test_conformance.py`` / ``test_bad_input.py`` run on it too).
 
-Every expected value below is derived by hand from the rules page (wulong.md), restated here
-so the tests do not read ``shared/``:
+Every expected value below is derived by hand from the rules page (docs/rules/wulong.md), restated
+here so the tests do not read the page:
 
 * 108 cards (two decks, jokers ``BB RR``), 25 to each of 4 seats, 8 unused; singles
   ``R`` > ``B`` > 2 > A > ... > 3;

@@ -37,7 +37,7 @@ class GameInfo:
     deck_size: int
     zero_sum: bool
     teams: str  # e.g. "1 vs 2"
-    rules_page: str  # where the rules live
+    rules_page: str  # the rules page in the repository, e.g. "docs/rules/wakeng.md"
     options: dict[str, Any] = field(default_factory=dict)  # defaults
 
 

@@ -1,6 +1,6 @@
 """The play table: every canonical play of a game compiled to flat integer arrays.
 
-Layout (see ``../shared/DESIGN.md``): rows are sorted by shape class (family, chain length),
+Layout: rows are sorted by shape class (family, chain length),
 then by key (main rank), then by body, so that
 
 * a *follow* is a scan of one contiguous run of groups of the class, starting at the first

@@ -1,6 +1,6 @@
 """斗地主 Dou Dizhu: the rules of the 3-player game (and the shared kernels of the 4-player one).
 
-Rules contract: ``shared/rules/doudizhu.md`` (3 players).  Everything the Dou Dizhu family
+Rules page: ``docs/rules/doudizhu.md`` (3 players).  Everything the Dou Dizhu family
 does beyond the shared engine lives here: the combination set (:func:`combo_rules`), the
 auction, the kitty, scoring, and the observation.  Rules variants (the ``preset`` option, which
 reproduces DouZero's or RLCard's move set) live in :mod:`cardenvs.games.doudizhu_presets`.
@@ -396,7 +396,7 @@ class DouDizhu(Game):
             title="Dou Dizhu" if n_players == 3 else "Dou Dizhu, 4 players",
             n_players=n_players, deck_size=54 if n_players == 3 else 108,
             zero_sum=True, teams=f"1 vs {n_players - 1}",
-            rules_page="shared/rules/doudizhu.md", options=dict(self.OPTIONS),
+            rules_page="docs/rules/doudizhu.md", options=dict(self.OPTIONS),
         )
         self.table = play_table(n_players, preset)
         self.deck = self.table.deck

@@ -10,7 +10,7 @@ rules and generated here.
 Rank indices are this game's order ``3 4 5 6 7 8 9 T J Q K A 2 B R`` (0..14).
 
 ``preset="seed"`` (default)
-    The combination table of the rules page (``shared/rules/doudizhu.md``).  28,237 plays.
+    The combination table of the rules page (``docs/rules/doudizhu.md``).  28,237 plays.
 
 ``preset="rlcard"`` — RLCard 1.2's Dou Dizhu action set (27,471 plays + pass = 27,472)
     Differences from ``seed``:

@@ -1,6 +1,6 @@
 """打娘娘 Da Niangniang: 4 players, 54 cards, one 娘娘 (defender) against three catchers.
 
-Rules contract: ``shared/rules/niangniang.md``.  The combination set is the shared engine's
+Rules page: ``docs/rules/niangniang.md``.  The combination set is the shared engine's
 (:class:`cardenvs.core.combos.ComboRules`) with wild jokers (:mod:`cardenvs.core.wild`): the play
 table lists *effective* plays (``5B`` is the pair ``55``, ``333B`` the bomb ``3333``, ``55BR`` the
 bomb ``5555``), and :func:`cardenvs.core.wild.gen_legal_wild` finds which of them a hand can make
@@ -973,7 +973,7 @@ class Niangniang(Game):
         self.info = GameInfo(
             name="niangniang", title="Da Niangniang", n_players=NP, deck_size=NCARDS,
             zero_sum=zero_sum, teams="1 vs 3 (loose alliance)",
-            rules_page="shared/rules/niangniang.md", options=dict(self.OPTIONS),
+            rules_page="docs/rules/niangniang.md", options=dict(self.OPTIONS),
         )
         self.rules = combo_rules(rank_order, allow_trio_single=bool(allow_trio_single),
                                  min_pair_chain=int(min_pair_chain))

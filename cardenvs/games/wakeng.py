@@ -1,6 +1,6 @@
 """挖坑 Wakeng: 3 players, 52 cards, one digger (坑主) against two farmers.
 
-Rules contract: ``shared/rules/wakeng.md``.  The combination set is the shared engine's
+Rules page: ``docs/rules/wakeng.md``.  The combination set is the shared engine's
 (:class:`cardenvs.core.combos.ComboRules`) with Wakeng's parameters: rank order
 ``4 5 6 7 8 9 T J Q K A 2 3`` (rank index 0 = ``4``, 12 = ``3``), one deck of 52 cards, no
 jokers, no kickers of any kind, chains within 4..A, no rocket.  This module adds what the
@@ -587,7 +587,7 @@ class Wakeng(Game):
                             reveal_kitty=bool(reveal_kitty), reward=reward)
         self.info = GameInfo(
             name="wakeng", title="Wakeng", n_players=NP, deck_size=NCARDS, zero_sum=True,
-            teams="1 vs 2", rules_page="shared/rules/wakeng.md", options=dict(self.OPTIONS),
+            teams="1 vs 2", rules_page="docs/rules/wakeng.md", options=dict(self.OPTIONS),
         )
         self.table = play_table(bool(bombs), int(min_straight), int(min_pair_chain),
                                 int(min_airplane))

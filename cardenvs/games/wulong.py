@@ -1,6 +1,6 @@
 """兰溪乌龙 Lanxi Wulong: 4 players, two decks, wild jokers, 报牌 declarations.
 
-Rules contract: ``shared/rules/wulong.md``.  Every player for himself: the first player out
+Rules page: ``docs/rules/wulong.md``.  Every player for himself: the first player out
 (头家) wins, one player pays.  The combination set is the shared engine's
 (:class:`cardenvs.core.combos.ComboRules`) with the wild-joker extensions of
 :mod:`cardenvs.core.wild`: rank order ``3 4 5 6 7 8 9 T J Q K A 2 B R`` (rank index 0 = ``3``,
@@ -1244,7 +1244,7 @@ class Wulong(Game):
         self.info = GameInfo(
             name="wulong", title="Lanxi Wulong", n_players=NP, deck_size=NCARDS,
             zero_sum=reward == "score", teams="every player for himself",
-            rules_page="shared/rules/wulong.md", options=dict(self.OPTIONS),
+            rules_page="docs/rules/wulong.md", options=dict(self.OPTIONS),
         )
         self.rules = combo_rules(wild_jokers)
         self.table = play_table(wild_jokers, joker_order)
