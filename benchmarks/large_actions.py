@@ -3,6 +3,7 @@
 Usage (from the repository root)::
 
     python -m benchmarks.large_actions                  # doudizhu and wakeng, prints markdown
+    python -m benchmarks.large_actions --steps 4096 --out benchmarks/large_actions.md   # the last run
     python -m benchmarks.large_actions --games doudizhu --steps 8192 --out /tmp/large.md
 
 For each game, sb3-contrib ``MaskablePPO`` learns ``--steps`` environment steps (32 games,
@@ -104,7 +105,8 @@ def main(argv=None) -> str:
             print(f"{game} {kind}: {rows[-1]['steps_s']:.0f} steps/s", flush=True)
     head = (f"MaskablePPO learning throughput ({datetime.now(timezone.utc):%Y-%m-%d %H:%M} UTC; "
             f"{platform.processor() or platform.machine()}, {os.cpu_count()} logical cores; "
-            f"torch {torch.__version__}, sb3-contrib {sb3_contrib.__version__}, one torch thread)")
+            f"torch {torch.__version__}, sb3-contrib {sb3_contrib.__version__}, one torch thread; "
+            f"load average {os.getloadavg()[0]:.1f} at the end)")
     md = head + "\n\n" + table(rows) + "\n"
     print(md)
     if args.out:

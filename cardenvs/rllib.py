@@ -9,7 +9,7 @@ core package never imports this module.  The recipe::
     ray.init(num_cpus=2)
     algo = ppo_config("doudizhu", num_env_runners=2).build_algo()
     for _ in range(3):
-        print(algo.train()["env_runners"]["agent_episode_returns_mean"])
+        print(algo.train()["env_runners"]["module_episode_returns_mean"])
 
 Pieces (each usable alone):
 
