@@ -27,8 +27,9 @@ Used by:
 * :class:`cardenvs.rllib.LegalActionRLModule` (RLlib's PPO, new API stack);
 * ``train/cleanrl_ppo.py`` (a single-file masked PPO over :class:`cardenvs.vector.VectorGame`).
 
-Needs torch (the ``train`` extra).  The multi-agent helper for turn-based games,
-:func:`seat_returns`, is plain numpy and lives in :mod:`cardenvs.multiagent`.
+Needs torch (the ``train`` extra).  The multi-agent helpers for turn-based games
+(:func:`cardenvs.multiagent.file_by_seat`, :func:`cardenvs.multiagent.seat_gae`) are plain
+numpy and live in :mod:`cardenvs.multiagent`.
 """
 
 from __future__ import annotations
