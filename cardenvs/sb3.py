@@ -281,3 +281,203 @@ def _rew_slice(vg: VectorGame) -> slice:
     from .core.state import REW0
 
     return slice(REW0, REW0 + vg.n_players)
+
+
+# --------------------------------------------------------------------------------------------
+# large action spaces: the legal ids in the observation, the action a slot among them
+# --------------------------------------------------------------------------------------------
+
+from .multiagent import default_slots  # noqa: E402
+
+
+class LegalSlotVecEnv(SeatVecEnv):
+    """:class:`SeatVecEnv` whose observation carries the legal ids and whose action is a
+    *slot* among them, for policies that score the legal actions
+    (:class:`LegalActionPolicy`, :class:`cardenvs.torch_policy.LegalActionNet`).
+
+    * observation: ``{"observation": (n_envs, D) float32, "legal": (n_envs, K) int64}``,
+      the legal ids of the learner's seat to move padded with ``-1`` after the legal ones
+      (``K`` = ``max_legal``, default :func:`cardenvs.multiagent.default_slots`);
+    * action ``Discrete(K)``: slot ``j`` plays the id ``legal[i, j]``; a padded slot is an
+      illegal action (``illegal`` as in :class:`SeatVecEnv`: with ``"raise"`` a
+      ``ValueError`` naming the game and the slot);
+    * :meth:`action_masks`: ``(n_envs, K)`` bool, ``legal >= 0`` (what ``MaskablePPO``
+      stores; :class:`LegalActionPolicy` reads the same from the observation);
+    * ``infos[i]["terminal_observation"]`` is a dict of the same keys (no legal ids).
+
+    Rewards, episodes, seeds and opponents are :class:`SeatVecEnv`'s.  :attr:`policy_kwargs`
+    is what :class:`LegalActionPolicy` needs (the game and its options).
+    """
+
+    def __init__(self, game: Union[str, Any], n_envs: int, seats: Union[int, Sequence[int]] = 0,
+                 opponents: Any = "random", *, max_legal: Optional[int] = None, **kwargs: Any):
+        if max_legal is None:
+            max_legal = default_slots(game)
+        super().__init__(game, n_envs, seats, opponents, max_legal=max_legal, **kwargs)
+        K = self.vg.max_legal
+        self.observation_space = spaces.Dict({
+            "observation": self.observation_space,
+            "legal": spaces.Box(-1, self.vg.n_actions - 1, (K,), np.int64),
+        })
+        self.action_space = spaces.Discrete(K)
+        self._no_legal = np.full(K, -1, np.int64)
+
+    @property
+    def policy_kwargs(self) -> dict:
+        """``policy_kwargs`` for :class:`LegalActionPolicy` (the game and its options)."""
+        return {"game": self.game.info.name,
+                "game_options": dict(getattr(self.game, "options", {}))}
+
+    def _observe(self, obs: np.ndarray) -> dict:
+        return {"observation": obs, "legal": self.vg.legal.copy()}
+
+    def reset(self):
+        return self._observe(super().reset())
+
+    def step_async(self, actions: np.ndarray) -> None:
+        slots = np.asarray(actions)
+        if slots.shape != (self.num_envs,):
+            slots = slots.reshape(-1)
+        if slots.shape != (self.num_envs,) or not np.issubdtype(slots.dtype, np.integer):
+            raise ValueError(f"actions must be {self.num_envs} slot indices, got shape "
+                             f"{np.asarray(actions).shape} dtype {np.asarray(actions).dtype}")
+        legal = self.vg.legal
+        K = legal.shape[1]
+        inside = (slots >= 0) & (slots < K)
+        ids = np.full(self.num_envs, -1, np.int64)
+        ids[inside] = legal[np.flatnonzero(inside), slots[inside]]
+        bad = np.flatnonzero(ids < 0)
+        if bad.size and self.illegal == "raise":
+            i = int(bad[0])
+            raise ValueError(f"{self.game.info.name} game {i} of the batch: slot {int(slots[i])} "
+                             f"holds no legal action (the seat to move has "
+                             f"{int(self.vg.n_legal[i])} legal actions, slots 0..."
+                             f"{int(self.vg.n_legal[i]) - 1})")
+        super().step_async(ids)
+
+    def step_wait(self):
+        obs, rew, dones, infos = super().step_wait()
+        for i in np.flatnonzero(dones):
+            info = dict(infos[i])
+            if "terminal_observation" in info:
+                info["terminal_observation"] = {"observation": info["terminal_observation"],
+                                                "legal": self._no_legal.copy()}
+            infos[i] = info
+        return self._observe(obs), rew, dones, infos
+
+    def action_masks(self) -> np.ndarray:
+        """Which slots hold a legal id, ``(n_envs, K)`` bool."""
+        return self.vg.legal >= 0
+
+    def env_method(self, method_name: str, *method_args, indices=None, **method_kwargs) -> list:
+        if method_name == "action_masks":
+            masks = self.action_masks()
+            return [masks[i] for i in self._get_indices(indices)]
+        return super().env_method(method_name, *method_args, indices=indices, **method_kwargs)
+
+
+def play_episodes(model: Any, venv: LegalSlotVecEnv, n_games: int, *,
+                  deterministic: bool = False, seed: Optional[int] = None) -> np.ndarray:
+    """The learner's return in ``n_games`` fresh games of ``venv`` (the first
+    ``ceil(n_games / n_envs)`` games of each slot, so short games are not favoured).
+
+    ``model``: anything with SB3's ``predict(obs, deterministic=...)`` over the slot view
+    (e.g. ``MaskablePPO`` with :class:`LegalActionPolicy`), or ``None`` for a uniformly random
+    legal slot (the baseline: the same deals played by a random learner).  ``seed`` seeds the
+    deals (``venv.seed(seed)``: the same seed gives every model the same deals).
+    """
+    if isinstance(n_games, bool) or not isinstance(n_games, (int, np.integer)) or n_games < 1:
+        raise ValueError(f"n_games must be a positive int, got {n_games!r}")
+    if seed is not None:
+        venv.seed(seed)
+    obs = venv.reset()
+    rng = np.random.default_rng(seed)
+    n = venv.num_envs
+    per = -(-int(n_games) // n)
+    got: list[list[float]] = [[] for _ in range(n)]
+    while min(len(g) for g in got) < per:
+        if model is None:
+            acts = (rng.random(n) * venv.vg.n_legal).astype(np.int64)
+        else:
+            acts, _ = model.predict(obs, deterministic=deterministic)
+        obs, _, dones, infos = venv.step(acts)
+        for i in np.flatnonzero(dones):
+            got[i].append(infos[i]["episode"]["r"])
+    out = np.asarray([r for g in got for r in g[:per]], np.float64)
+    return out[:n_games]
+
+
+try:
+    import torch as _th
+    from sb3_contrib.common.maskable.policies import MaskableActorCriticPolicy as _MaskablePolicy
+except ImportError:  # pragma: no cover - depends on the installed extras
+    _MaskablePolicy = None
+
+if _MaskablePolicy is not None:
+    from .torch_policy import LegalActionNet, trim_legal_tensor
+
+    class LegalActionPolicy(_MaskablePolicy):
+        """sb3-contrib ``MaskablePPO`` policy over :class:`LegalSlotVecEnv`: a categorical
+        over the legal slots only, scored by :class:`cardenvs.torch_policy.LegalActionNet`.
+
+        Keyword arguments (``policy_kwargs``; ``venv.policy_kwargs`` gives the first two):
+            game: the game's registry name (or a compiled Game).
+            game_options: the game's options.
+            hidden: width of the net's hidden layers (default 256).
+
+        The slot mask comes from the observation's legal ids (``MaskablePPO``'s
+        ``action_masks`` are the same and are not needed), so the log-probability of a
+        stored action is recomputed exactly at update time; the padded columns beyond the
+        batch's largest legal count are dropped before scoring.
+        """
+
+        def __init__(self, observation_space, action_space, lr_schedule, *, game=None,
+                     game_options: Optional[dict] = None, hidden: int = 256, **kwargs):
+            if game is None:
+                raise TypeError("LegalActionPolicy needs the game: policy_kwargs="
+                                "venv.policy_kwargs (or {'game': 'doudizhu'})")
+            if not isinstance(observation_space, spaces.Dict) or set(observation_space.spaces) \
+                    != {"observation", "legal"}:
+                raise TypeError("LegalActionPolicy needs LegalSlotVecEnv's observation space "
+                                "(a Dict of 'observation' and 'legal')")
+            object.__setattr__(self, "_net_args", (game, game_options, hidden))
+            super().__init__(observation_space, action_space, lr_schedule, **kwargs)
+
+        def _build(self, lr_schedule) -> None:
+            game, game_options, hidden = self._net_args
+            self.net = LegalActionNet(game, hidden=hidden, game_options=game_options)
+            self.optimizer = self.optimizer_class(self.parameters(), lr=lr_schedule(1),
+                                                  **self.optimizer_kwargs)
+
+        def _get_constructor_parameters(self) -> dict:
+            data = super()._get_constructor_parameters()
+            name, options = self.net.spec
+            data.update(game=name, game_options=options, hidden=self._net_args[2])
+            return data
+
+        def _dist(self, obs):
+            legal = trim_legal_tensor(obs["legal"])
+            logits = self.net.logits(obs["observation"], legal)
+            return _th.distributions.Categorical(logits=logits)
+
+        def forward(self, obs, deterministic: bool = False, action_masks=None):
+            dist = self._dist(obs)
+            actions = dist.probs.argmax(dim=1) if deterministic else dist.sample()
+            values = self.net.value(obs["observation"]).unsqueeze(-1)
+            return actions, values, dist.log_prob(actions)
+
+        def evaluate_actions(self, obs, actions, action_masks=None):
+            dist = self._dist(obs)
+            values = self.net.value(obs["observation"]).unsqueeze(-1)
+            return values, dist.log_prob(actions.long().reshape(-1)), dist.entropy()
+
+        def predict_values(self, obs):
+            return self.net.value(obs["observation"]).unsqueeze(-1)
+
+        def _predict(self, observation, deterministic: bool = False, action_masks=None):
+            dist = self._dist(observation)
+            return dist.probs.argmax(dim=1) if deterministic else dist.sample()
+
+        def get_distribution(self, obs, action_masks=None):
+            raise NotImplementedError("LegalActionPolicy builds a torch Categorical over the "
+                                      "legal slots: use forward / evaluate_actions / predict")
