@@ -374,7 +374,7 @@ def _header(game, options: dict, seed, rng_state, deal_seed: int, reset_options)
         "seed": seed, "rng_state": _jsonable(rng_state), "deal_seed": int(deal_seed),
         "reset_options": None if reset_options is None else _jsonable(reset_options),
         "n_players": game.n_players, "roles": list(ROLE_NAMES.get(game.info.name, ())) or None,
-        "pile": PILE_NAMES[game.info.name],
+        "pile": PILE_NAMES[game.info.name], "ranks": game.deck.order,
     }
 
 
@@ -449,6 +449,9 @@ def write_atomic(path: Union[str, Path], text: str) -> Path:
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as f:
             f.write(text)
+        mask = os.umask(0)
+        os.umask(mask)
+        os.chmod(tmp, 0o666 & ~mask)  # as open() would make it, not mkstemp's 0600
         os.replace(tmp, path)
     except BaseException:
         try:
@@ -610,7 +613,7 @@ def verify(rep: dict, name: str = "replay", text: Optional[str] = None) -> dict:
     if illegal is not None:
         result["rewards"][illegal] = _num(result["rewards"][illegal] + env.unwrapped.illegal_reward)
     head = _header(game, rep["options"], rep.get("seed"), rep.get("rng_state"), deal_seed, ro)
-    for key in ("game", "n_players", "roles", "pile"):
+    for key in ("game", "n_players", "roles", "pile", "ranks"):
         if rep.get(key) != head[key]:
             raise ValueError(f"{where(key)}: {key!r} is {rep.get(key)!r}, the game gives "
                              f"{head[key]!r}")
@@ -710,8 +713,12 @@ class ArenaReplays:
         self._games: list[tuple[str, dict]] = []
         self._heap: list = []
         self.written: list[Path] = []
+        self._lineup = 0
 
-    def game(self, env, deal: int, lineup: int, players: Sequence[str], rewards) -> None:
+    def game(self, env, deal: int, players: Sequence[str], rewards) -> None:
+        """Record the game ``env`` just played (lineups are numbered in call order)."""
+        lineup = self._lineup
+        self._lineup += 1
         rep = env.unwrapped.replay(players=list(players),
                                    meta={"arena_deal": deal, "lineup": lineup,
                                          "rewards": [_num(x) for x in rewards]})
@@ -722,6 +729,8 @@ class ArenaReplays:
             self._games.append((name, rep))
 
     def deal(self, deal: int, scores) -> None:
+        """End of deal ``deal`` with the agents' ``scores`` per deal."""
+        self._lineup = 0
         if self.top is None:
             return
         spread = float(np.ptp(np.asarray(scores, np.float64)))
@@ -733,6 +742,7 @@ class ArenaReplays:
             heapq.heapreplace(self._heap, item)
 
     def close(self) -> list[str]:
+        """Write what is kept (the top deals, most lopsided first); the paths written."""
         for _, _, games in sorted(self._heap, key=lambda t: (-t[0], -t[1])):
             for name, rep in games:
                 self.written.append(save(rep, self.dir / name))
