@@ -155,7 +155,7 @@ function render(){
   const rows = [["deal", (f.deal + 1) + " / " + R.deals.length]];
   for (const k in pub) {
     let v = pub[k];
-    if (k === "to_move") v = v < 0 ? "-" : "player_" + v;
+    if (k === "to_move" || k === "head") v = v < 0 ? "-" : "player_" + v;
     else if (k === "role_seat") { if (!R.roles) continue; v = v < 0 ? "-" : "player_" + v; }
     else if (Array.isArray(v)) v = v.join(" ");
     rows.push([k === "role_seat" ? R.roles[0] : k, String(v)]);
