@@ -172,7 +172,9 @@ def test_niangniang_match_lists_every_hand_with_its_scores():
         assert sorted(d["result"]["places"]) == [1, 2, 3, 4]
     assert paid.tolist() == [total[a] for a in env.possible_agents]
     assert rep["result"]["places"] == g.last_places(env.unwrapped.state_vec)
-    assert rep["deals"][-1]["state"]["totals"] == [0, 0, 0, 0] or len(rep["deals"]) > 1
+    assert rep["deals"][0]["state"]["totals"] == [0, 0, 0, 0]
+    assert rep["deals"][1]["state"]["totals"] == rep["deals"][0]["result"]["scores"]
+    assert rep["deals"][1]["state"]["hands_played"] == 1
 
 
 def test_play_cards_matches_the_engine_on_niangniang_plays():
