@@ -225,7 +225,8 @@ def play_deal(env, deal_seed: int, lineup: Sequence, solo_slot: Optional[int] = 
 
 
 def run_arena(game: str, agents, deals: int, seed: int = 0, options: Optional[dict] = None,
-              lineups: str = "auto", progress: bool = True) -> dict:
+              lineups: str = "auto", progress: bool = True, save_replays=None,
+              save_replays_top: Optional[int] = None) -> dict:
     """Play ``deals`` duplicate deals of ``game`` between ``agents``; return the results dict.
 
     Args:
@@ -236,6 +237,8 @@ def run_arena(game: str, agents, deals: int, seed: int = 0, options: Optional[di
         options: game options (agents may add required ones, e.g. ``preset="rlcard"``).
         lineups: ``"auto"``, ``"rotate"`` or ``"solo"`` (module docstring).
         progress: show a tqdm progress bar.
+        save_replays: a folder to write every game as a replay (:mod:`cardenvs.replay`), or
+            with ``save_replays_top=N`` the games of the N most lopsided deals only.
     """
     from .core.state import LANDLORD, PHASE, P_PLAY
 
@@ -288,6 +291,11 @@ def run_arena(game: str, agents, deals: int, seed: int = 0, options: Optional[di
     role_score = np.zeros((k, 2))
     void = 0
     decisions = 0
+    from .replay import ArenaReplays
+
+    if save_replays_top is not None and not save_replays:
+        raise ValueError("save_replays_top needs save_replays (the folder to write them to)")
+    saver = ArenaReplays(save_replays, save_replays_top) if save_replays else None
     try:
         from tqdm import tqdm
 
@@ -302,6 +310,8 @@ def run_arena(game: str, agents, deals: int, seed: int = 0, options: Optional[di
         for lu in plan:
             rew, solo, nd = play_deal(env, int(deal_seeds[d]), [players[a] for a in lu], solo_slot)
             decisions += nd
+            if saver is not None:
+                saver.game(env, d, [labels[a] for a in lu], rew)
             if np.any(rew != 0):
                 all_zero = False
             for seat, a in enumerate(lu):
@@ -317,6 +327,8 @@ def run_arena(game: str, agents, deals: int, seed: int = 0, options: Optional[di
             m = sum(seats_of[j])
             score[d, j] = s_sum[j] / m
             wins[d, j] = w_sum[j] / m
+        if saver is not None:
+            saver.deal(d, score[d])
         if bar is not None:
             bar.update(1)
     if bar is not None:
@@ -329,6 +341,8 @@ def run_arena(game: str, agents, deals: int, seed: int = 0, options: Optional[di
         "per_agent": {}, "pairwise": {}, "by_role": {},
         "score_per_deal": {lab: score[:, j].tolist() for j, lab in enumerate(labels)},
     }
+    if saver is not None:
+        res["replays"] = saver.close()
     for j, lab in enumerate(labels):
         m, lo, hi = mean_ci(score[:, j])
         wm, wlo, whi = mean_ci(wins[:, j])
@@ -446,12 +460,16 @@ def write_results(res: dict, out_dir) -> tuple[Path, Optional[Path]]:
 
 
 def main_arena(game: str, agents: str, deals: int, seed: int, options: dict, out: Optional[str],
-               lineups: str = "auto", progress: bool = True, stream=None) -> dict:
+               lineups: str = "auto", progress: bool = True, stream=None, save_replays=None,
+               save_replays_top: Optional[int] = None) -> dict:
     """What ``cardenvs arena`` does: run, print the table, write JSON and PNG."""
     stream = sys.stdout if stream is None else stream
     res = run_arena(game, agents, deals, seed=seed, options=options, lineups=lineups,
-                    progress=progress)
+                    progress=progress, save_replays=save_replays,
+                    save_replays_top=save_replays_top)
     print(format_results(res), file=stream)
+    if save_replays:
+        print(f"wrote {len(res['replays'])} replays to {save_replays}", file=stream)
     if out:
         j, p = write_results(res, out)
         print(f"wrote {j}" + (f" and {p}" if p else " (no matplotlib: no PNG)"), file=stream)

@@ -4,7 +4,8 @@
 uniform-random agents and prints it; ``cardenvs list`` shows the games and their options;
 ``cardenvs moves GAME HAND [PREV]`` asks the rules query API; ``cardenvs arena GAME --agents
 rules,random --deals N`` plays duplicate deals between agents; ``cardenvs play GAME`` lets you
-play against them in the terminal.
+play against them in the terminal; ``cardenvs replay FILE.json [--html OUT.html]`` checks a
+replay and prints it or writes an HTML viewer.
 """
 
 from __future__ import annotations
@@ -76,6 +77,10 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     a.add_argument("--out", default="arena_results", help="folder for the JSON and PNG ('' = none)")
     a.add_argument("--lineups", choices=("auto", "rotate", "solo"), default="auto")
     a.add_argument("--no-progress", action="store_true")
+    a.add_argument("--save-replays", default=None, metavar="DIR",
+                   help="write every game as a replay JSON to DIR (see docs/replay.md)")
+    a.add_argument("--save-replays-top", type=int, default=None, metavar="N",
+                   help="with --save-replays: only the games of the N most lopsided deals")
     a.add_argument("--option", "-o", action="append", type=parse_option, default=[],
                    metavar="KEY=VALUE", help="a game option (repeatable)")
     pl = sub.add_parser("play", help="play a deal in the terminal against agents")
@@ -85,6 +90,10 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     pl.add_argument("--seed", type=int, default=None)
     pl.add_argument("--option", "-o", action="append", type=parse_option, default=[],
                     metavar="KEY=VALUE", help="a game option (repeatable)")
+    rp = sub.add_parser("replay", help="check a replay file; print it or write an HTML viewer")
+    rp.add_argument("file")
+    rp.add_argument("--html", default=None, metavar="OUT.html",
+                    help="write a self-contained HTML page that steps through the game")
     args = parser.parse_args(argv)
 
     import cardenvs
@@ -104,7 +113,12 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
             from .arena import main_arena
 
             main_arena(args.game, args.agents, args.deals, args.seed, dict(args.option),
-                       args.out or None, lineups=args.lineups, progress=not args.no_progress)
+                       args.out or None, lineups=args.lineups, progress=not args.no_progress,
+                       save_replays=args.save_replays, save_replays_top=args.save_replays_top)
+        elif args.cmd == "replay":
+            from .replay_html import main_replay
+
+            main_replay(args.file, args.html)
         elif args.cmd == "play":
             from .play import play
 

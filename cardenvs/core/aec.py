@@ -81,6 +81,7 @@ class CardEnv(AECEnv, EzPickle):
         self._np_random_seed = None
         self._started = False
         self.history: list[int] = []
+        self._replay_start = None
 
     # -- construction hook -----------------------------------------------------------------------
     @classmethod
@@ -113,6 +114,9 @@ class CardEnv(AECEnv, EzPickle):
             self.np_random, self._np_random_seed, state = saved
             self.np_random.bit_generator.state = state
             raise
+        # what replay() needs to re-deal this game exactly (cardenvs.replay)
+        self._replay_start = (seed, saved[2] if seed is None else None, deal_seed,
+                              dict(options) if options else None)
         self.agents = self.possible_agents[:]
         self.rewards = {a: 0.0 for a in self.agents}
         self._cumulative_rewards = {a: 0.0 for a in self.agents}
@@ -276,6 +280,16 @@ class CardEnv(AECEnv, EzPickle):
         """Inverse of :meth:`action_to_string`; raises ``ValueError`` for unknown strings."""
         return self.game.string_to_action(text)
 
+    def replay(self, players=None, meta: Optional[dict] = None) -> dict:
+        """The game so far as a replay (the JSON-ready dict of :mod:`cardenvs.replay`):
+        options, seed, every deal, every action with the cards it moved, rewards.
+
+        ``players``: optional names per seat (e.g. the agents); ``meta``: extra JSON data.
+        """
+        from ..replay import replay_of
+
+        return replay_of(self, players=players, meta=meta)
+
     def get_state(self) -> dict:
         """A snapshot of the whole game for search (restore with :meth:`set_state`)."""
         return {
@@ -290,6 +304,7 @@ class CardEnv(AECEnv, EzPickle):
             "history": list(self.history),
             "legal": self._legal_buf[: self._n_legal].copy(),
             "started": self._started,
+            "replay_start": self._replay_start,
         }
 
     def set_state(self, snap: dict) -> None:
@@ -306,6 +321,7 @@ class CardEnv(AECEnv, EzPickle):
         self._n_legal = len(snap["legal"])
         self._legal_buf[: self._n_legal] = snap["legal"]
         self._started = snap["started"]
+        self._replay_start = snap.get("replay_start")
 
     def __getstate__(self):
         d = EzPickle.__getstate__(self)

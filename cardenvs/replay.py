@@ -1,0 +1,748 @@
+"""Replays: one versioned JSON format for every game, written by ``env.unwrapped.replay()``.
+
+A replay holds what is needed to play the game again exactly (the game, its options, the
+seed, every action id) and what a person or a viewer wants to see without running the engine
+(every deal, every action's string and the cards it moved, the public state after it, the
+scores).  The format is documented in ``docs/replay.md``; in short::
+
+    {"format": "cardenvs-replay", "version": 1, "game": "doudizhu", "options": {...},
+     "seed": 7, "rng_state": null, "deal_seed": 123..., "reset_options": null,
+     "deals":   [{"start": 0, "hands": [...], "piles": {"kitty": "..."}, "state": {...},
+                  "result": {...}}, ...],
+     "actions": [{"seat": 1, "id": 28238, "action": "bid 1", "state": {...}}, ...],
+     "result":  {"done": true, "rewards": [...], "places": [...], ...}}
+
+:func:`replay_of` builds a replay from an env; :func:`save` writes one atomically with one
+deal or action per line; :func:`load` reads and *verifies* one: it replays the actions from the
+seed and compares every entry with what the game gives, so an edited, truncated or foreign
+file is a ``ValueError`` naming the line and the entry.  :func:`make_env` /
+:func:`reproduce` rebuild the environment of a replay.
+"""
+
+from __future__ import annotations
+
+import heapq
+import importlib
+import json
+import os
+import tempfile
+from pathlib import Path
+from typing import Any, Callable, Optional, Sequence, Union
+
+import numpy as np
+
+from .core.state import (
+    BID, CUR, LANDLORD, LAST_ROW, NDOUBLE, PHASE, P_DONE, P_PLAY, WINNER, hand_off, kitty_off,
+    played_off,
+)
+
+FORMAT = "cardenvs-replay"
+VERSION = 1
+_MAX_SEED = 2**63 - 1  # the range reset() draws a deal seed from (cardenvs.core.aec)
+
+#: the pile that is not a hand, per game (the state's kitty region)
+PILE_NAMES = {"doudizhu": "kitty", "doudizhu4": "kitty", "wakeng": "kitty",
+              "niangniang": "bottom", "wulong": "unused"}
+#: roles of the one-against-the-rest games: (solo, others)
+ROLE_NAMES = {"doudizhu": ("landlord", "farmer"), "doudizhu4": ("landlord", "farmer"),
+              "wakeng": ("digger", "farmer"), "niangniang": ("娘娘", "catcher")}
+
+
+# -- the game's public state and card zones ------------------------------------------------------
+
+
+def _phase_names(game) -> Sequence[str]:
+    mod = importlib.import_module(type(game).__module__)
+    return getattr(mod, "PHASE_NAMES", ("auction", "play", "done"))
+
+
+def _zones(game) -> list[tuple[str, int]]:
+    """``(name, state offset)`` of every 16-slot card zone a step can change."""
+    n = game.n_players
+    z = [(f"hand {i}", hand_off(i)) for i in range(n)]
+    z += [(f"played {i}", played_off(n, i)) for i in range(n)]
+    z.append((PILE_NAMES[game.info.name], kitty_off(n)))
+    if game.info.name == "wakeng":
+        from .games.wakeng import BURIED
+
+        z.append(("buried", BURIED))
+    return z
+
+
+def _public(game, s: np.ndarray, phases: Sequence[str]) -> dict:
+    """The public facts of a state a viewer shows: phase, seat to move, role, stakes..."""
+    name = game.info.name
+    ph = int(s[PHASE])
+    d: dict[str, Any] = {"phase": phases[ph] if ph < len(phases) else str(ph),
+                         "to_move": -1 if ph == P_DONE else int(s[CUR])}
+    if name in ROLE_NAMES:
+        d["role_seat"] = int(s[LANDLORD])
+    if name in ("doudizhu", "doudizhu4", "wakeng"):
+        d["bid"] = int(s[BID])
+        d["doublings"] = int(s[NDOUBLE])
+        stake = int(s[BID]) << int(s[NDOUBLE])
+        if name == "wakeng":
+            from .games.wakeng import A_OPEN
+
+            d["open"] = int(s[A_OPEN])
+            stake *= 2 if d["open"] == 1 else 1
+        d["stake"] = stake
+    elif name == "niangniang":
+        d["places"] = game.places(s)
+        d["stuck"] = game.stuck(s)
+        d["hands_played"] = game.hands_played(s)
+        if game.options["match"]:
+            d["totals"] = game.totals(s)
+    elif name == "wulong":
+        d["declared"] = game.declared(s)
+        d["status"] = game.status(s)
+        d["head"] = int(s[WINNER])
+    return d
+
+
+def _places(game, s: np.ndarray) -> Optional[list[int]]:
+    """Places of the deal just finished: the game's own order (Da Niangniang, Lanxi Wulong),
+    else 1 for the winning side and 2 for the other (``None`` for a void deal)."""
+    name = game.info.name
+    if name == "niangniang":
+        return game.last_places(s)
+    if name == "wulong":
+        order = game.ranking(s)
+        return [order.index(q) + 1 for q in range(game.n_players)]
+    w = int(s[WINNER])
+    if w < 0:
+        return None
+    solo = int(s[LANDLORD])
+    win_solo = w == solo
+    return [1 if (q == solo) == win_solo else 2 for q in range(game.n_players)]
+
+
+def _num(x: float):
+    """A reward as JSON: an int when it is one."""
+    x = float(x)
+    return int(x) if x.is_integer() else x
+
+
+def _joker_slots(game) -> list[int]:
+    return [i for i, ch in enumerate(game.deck.order) if ch in "BR"]
+
+
+def _realised(game, row: int, phys: np.ndarray) -> str:
+    """A play row made of the physical cards ``phys``: the row's string, or with jokers
+    standing in the ``45R[6]78`` notation (jokers take the lowest stood-for ranks, ``B``
+    before ``R``, as both wild-joker games label them)."""
+    eff = game.tab.counts[row].astype(np.int64)
+    if np.array_equal(eff[:16], phys[:16]):
+        return game.action_to_string(row)
+    from .core.wild import format_wild
+
+    js = _joker_slots(game)
+    stood = np.maximum(eff - phys, 0)
+    for j in js:
+        stood[j] = 0
+    ranks = [r for r in range(16) for _ in range(int(stood[r]))]
+    stands = np.zeros((16, 16), np.int64)
+    k = 0
+    for j in js:
+        for _ in range(int(phys[j] - eff[j])):
+            if k < len(ranks):
+                stands[j, ranks[k]] += 1
+                k += 1
+    return format_wild(game.deck, eff, stands, js)
+
+
+def play_cards(game, hand: np.ndarray, row: int, picked: np.ndarray) -> np.ndarray:
+    """The physical cards a hand spends on play ``row`` (Da Niangniang's rule): jokers stand
+    in where the hand lacks the rank, plus the ``picked`` voluntary stand-ins; ``B`` first."""
+    eff = game.tab.counts[row].astype(np.int64)[:16].copy()
+    js = _joker_slots(game)
+    phys = eff.copy()
+    n_j = 0
+    for r in range(16):
+        if r in js:
+            continue
+        stood = max(0, int(eff[r] - hand[r])) + int(picked[r])
+        phys[r] -= stood
+        n_j += stood
+    for j in js:
+        use = min(n_j, int(hand[j]) - int(phys[j]))
+        phys[j] += use
+        n_j -= use
+    return phys
+
+
+def _moves(game, names: list[str], before: np.ndarray, after: np.ndarray) -> list:
+    """Cards that changed zone in a step: ``[from, to, cards]`` triples (``None`` where the
+    cards came from or went to no zone, e.g. Wakeng's digger takes the kitty, which stays
+    on the table as the record of what the kitty was)."""
+    delta = after - before
+    flows: dict[tuple, np.ndarray] = {}
+    for r in range(delta.shape[1]):
+        col = delta[:, r]
+        if not col.any():
+            continue
+        losses = [[z, -int(col[z])] for z in np.flatnonzero(col < 0)]
+        gains = [[z, int(col[z])] for z in np.flatnonzero(col > 0)]
+        li = 0
+        for g in gains:
+            while g[1] > 0:
+                if li < len(losses):
+                    take = min(g[1], losses[li][1])
+                    key = (int(losses[li][0]), int(g[0]))
+                    losses[li][1] -= take
+                    if losses[li][1] == 0:
+                        li += 1
+                else:
+                    take, key = g[1], (-1, int(g[0]))
+                flows.setdefault(key, np.zeros(16, np.int64))[r] += take
+                g[1] -= take
+        for z, left in losses[li:]:
+            if left:
+                flows.setdefault((int(z), -1), np.zeros(16, np.int64))[r] += left
+    return [[None if a < 0 else names[a], None if b < 0 else names[b], game.deck.format(c)]
+            for (a, b), c in sorted(flows.items())]
+
+
+# -- building a replay ------------------------------------------------------------------------------
+
+
+def _deal_state(game, deal_seed: int, reset_options: Optional[dict]) -> np.ndarray:
+    s = game.new_state()
+    if reset_options and set(reset_options) & set(game.deal_keys):
+        game.custom_deal(s, reset_options, deal_seed)
+    else:
+        game.reset(s, deal_seed)
+    return s
+
+
+def _simulate(game, deal_seed: int, reset_options: Optional[dict], entries: Sequence,
+              where: Callable[[int], str], illegal_seat: Optional[int] = None):
+    """Play ``entries`` (action ids, or dicts with ``"id"``/``"seat"``) from the deal; return
+    ``(deals, actions, result, state)`` as the replay writes them.
+
+    An entry that is not an action id of the game, names the wrong seat, or is illegal at its
+    point is a ``ValueError`` starting with ``where(i)``.
+    """
+    n = game.n_players
+    phases = _phase_names(game)
+    zones = _zones(game)
+    names = [z for z, _ in zones]
+    idx = np.array([[o + r for r in range(16)] for _, o in zones], np.int64)
+    T = len(game.table)
+    s = _deal_state(game, deal_seed, reset_options)
+
+    def deal_record(start: int) -> dict:
+        z = s[idx]
+        piles = {nm: game.deck.format(z[k]) for k, nm in enumerate(names)
+                 if not nm.startswith(("hand ", "played "))}
+        rec = {"start": start, "hands": [game.deck.format(z[i]) for i in range(n)],
+               "piles": piles, "state": _public(game, s, phases)}
+        return rec
+
+    deals = [deal_record(0)]
+    actions = []
+    totals = np.zeros(n)
+    pending = [-1] * n
+    picked = [np.zeros(16, np.int64) for _ in range(n)]
+    prev_pub = deals[0]["state"]
+    legal_buf = np.zeros(game.n_actions, np.int64)
+    for i, e in enumerate(entries):
+        if isinstance(e, dict):
+            a, seat_given = e.get("id"), e.get("seat")
+        else:
+            a, seat_given = e, None
+        if isinstance(a, bool) or not isinstance(a, (int, np.integer)):
+            raise ValueError(f"{where(i)}: 'id' must be an integer action id, got {a!r}")
+        a = int(a)
+        if game.done(s):
+            raise ValueError(f"{where(i)}: the game is already over; this action and any after "
+                             f"it cannot be played")
+        seat = game.current(s)
+        if seat_given is not None and seat_given != seat:
+            raise ValueError(f"{where(i)}: seat {seat_given!r} acts, but player_{seat} is to move")
+        if not 0 <= a < game.n_actions:
+            raise ValueError(f"{where(i)}: action id {a} is outside the action space "
+                             f"[0, {game.n_actions})")
+        if not game.is_legal(s, a):
+            k = game.legal(s, legal_buf)
+            shown = ", ".join(game.action_to_string(x) for x in legal_buf[:min(k, 8)])
+            more = "" if k <= 8 else f", ... ({k} in all)"
+            raise ValueError(f"{where(i)}: action {a} ({game.action_to_string(a)!r}) is illegal "
+                             f"for player_{seat} here (phase {prev_pub['phase']}); legal: "
+                             f"{shown}{more}")
+        lead = int(s[PHASE]) == P_PLAY and int(s[LAST_ROW]) < 0
+        before = s[idx]
+        if a < T:
+            pending[seat] = a
+            picked[seat] = np.zeros(16, np.int64)
+        elif pending[seat] >= 0 and game.block_of(a) == "joker":
+            txt = game.action_to_string(a)
+            if txt.startswith("joker as "):  # Da Niangniang: one more joker stands in for X
+                picked[seat][game.deck.index(txt[-1])] += 1
+        game.step(s, a)
+        after = s[idx]
+        r = game.rewards(s)
+        totals += r
+        rec: dict[str, Any] = {"seat": seat, "id": a, "action": game.action_to_string(a)}
+        if lead:
+            rec["lead"] = True
+        # a new deal (a redeal, the next hand of a match, the real deal after a draw):
+        # several hands change at once, or cards leave the played piles
+        played_back = bool((after[n:2 * n] < before[n:2 * n]).any())
+        hands_changed = int((after[:n] != before[:n]).any(axis=1).sum())
+        new_deal = played_back or hands_changed >= 2
+        if not new_deal:
+            mv = _moves(game, names, before, after)
+        elif pending[seat] >= 0 and a != game.pass_id:
+            # the play that ended a hand of a match: the next deal has replaced the table, so
+            # its cards are worked out from the hand, the row and the joker picks
+            phys = play_cards(game, before[seat], pending[seat], picked[seat])
+            mv = [[names[seat], names[n + seat], game.deck.format(phys)]]
+        else:
+            mv = []
+        if mv:
+            rec["moves"] = mv
+        for src, dst, cards in mv:
+            if dst == f"played {seat}" and src == f"hand {seat}" and pending[seat] >= 0:
+                rec["play"] = _realised(game, pending[seat], game.deck.parse(cards))
+                pending[seat] = -1
+        pub = _public(game, s, phases)
+        changed = {k: v for k, v in pub.items() if prev_pub.get(k) != v}
+        if changed:
+            rec["state"] = changed
+        prev_pub = pub
+        ended = game.done(s) or new_deal
+        if ended:
+            res: dict[str, Any] = {"scores": [_num(x) for x in r]}
+            places = _places(game, s) if (r.any() or game.done(s)) else None
+            if places is not None:
+                res["places"] = places
+            deals[-1]["result"] = res
+            deals[-1]["end"] = i + 1
+        if new_deal:
+            rec["deal"] = len(deals)
+            pending = [-1] * n
+            deals.append(deal_record(i + 1))
+            prev_pub = deals[-1]["state"]
+        actions.append(rec)
+    result: dict[str, Any] = {"done": bool(game.done(s))}
+    if illegal_seat is not None:
+        if game.done(s) or game.current(s) != illegal_seat:
+            raise ValueError(f"{where(len(entries))}: the result says player_{illegal_seat} made "
+                             f"an illegal move, but the game does not stand at his turn")
+        result["done"] = True
+        result["illegal_move"] = illegal_seat
+    result["rewards"] = [_num(x) for x in totals]
+    if game.done(s):
+        result["winner"] = int(s[WINNER])
+        result["places"] = _places(game, s)
+        if game.info.name == "niangniang" and game.truncated(s):
+            result["truncated"] = True
+    return deals, actions, result, s
+
+
+def _env_options(env) -> dict:
+    kw = dict(getattr(env, "_ezpickle_kwargs", {}))
+    kw.pop("render_mode", None)
+    return kw
+
+
+def _jsonable(x):
+    """Options as JSON values (numpy scalars and arrays, tuples become plain values/lists)."""
+    if isinstance(x, dict):
+        return {str(k): _jsonable(v) for k, v in x.items()}
+    if isinstance(x, (list, tuple)):
+        return [_jsonable(v) for v in x]
+    if isinstance(x, np.ndarray):
+        return x.tolist()
+    if isinstance(x, np.generic):
+        return x.item()
+    if x is None or isinstance(x, (str, int, float, bool)):
+        return x
+    raise TypeError(f"a replay holds JSON values only; cannot store {type(x).__name__} {x!r}")
+
+
+def _header(game, options: dict, seed, rng_state, deal_seed: int, reset_options) -> dict:
+    import cardenvs
+
+    return {
+        "format": FORMAT, "version": VERSION, "game": game.info.name,
+        "env": f"{cardenvs.GAMES[game.info.name]}", "title": game.info.title,
+        "cardenvs": cardenvs.__version__, "options": _jsonable(options),
+        "seed": seed, "rng_state": _jsonable(rng_state), "deal_seed": int(deal_seed),
+        "reset_options": None if reset_options is None else _jsonable(reset_options),
+        "n_players": game.n_players, "roles": list(ROLE_NAMES.get(game.info.name, ())) or None,
+        "pile": PILE_NAMES[game.info.name], "ranks": game.deck.order,
+    }
+
+
+def replay_of(env, players: Optional[Sequence[str]] = None, meta: Optional[dict] = None) -> dict:
+    """The replay of ``env``'s current game (what ``env.unwrapped.replay()`` returns).
+
+    The deal is rebuilt from the seed the env recorded at ``reset`` and the actions of
+    ``env.unwrapped.history`` are played on it; the result must be the env's own state, else
+    ``ValueError`` (a state set from another game with ``set_state``).
+    """
+    u = env.unwrapped
+    start = getattr(u, "_replay_start", None)
+    if start is None:
+        raise ValueError("no game to replay: call reset() first")
+    seed, rng_state, deal_seed, reset_options = start
+    game = u.game
+    n = game.n_players
+    if players is not None:
+        if isinstance(players, str) or len(players) != n:
+            raise ValueError(f"players must name the {n} seats, got {players!r}")
+        players = [str(p) for p in players]
+    illegal = None
+    for i, a in enumerate(u.possible_agents):
+        if u.infos.get(a, {}).get("illegal_move"):
+            illegal = i
+    deals, actions, result, s = _simulate(game, deal_seed, reset_options, list(u.history),
+                                          lambda i: f"history[{i}]", illegal)
+    if not np.array_equal(s, u.state_vec):
+        raise ValueError("the env's state does not follow from its recorded deal and history "
+                         "(was it set from another game with set_state?)")
+    if illegal is not None:
+        result["rewards"][illegal] = _num(result["rewards"][illegal] + u.illegal_reward)
+    rep = _header(game, _env_options(u), seed, rng_state, deal_seed, reset_options)
+    rep["players"] = players
+    if meta is not None:
+        rep["meta"] = _jsonable(meta)
+    rep["deals"] = deals
+    rep["actions"] = actions
+    rep["result"] = result
+    return rep
+
+
+# -- writing ----------------------------------------------------------------------------------------
+
+
+def dumps(rep: dict) -> str:
+    """The replay as JSON text: one top-level key, deal or action per line."""
+    def one(v) -> str:
+        return json.dumps(v, ensure_ascii=False, allow_nan=False)
+
+    lines = ["{"]
+    keys = list(rep)
+    for k, key in enumerate(keys):
+        comma = "," if k < len(keys) - 1 else ""
+        v = rep[key]
+        if key in ("deals", "actions") and isinstance(v, list) and v:
+            lines.append(f" {one(key)}: [")
+            lines += [f"  {one(x)}{',' if j < len(v) - 1 else ''}" for j, x in enumerate(v)]
+            lines.append(f" ]{comma}")
+        else:
+            lines.append(f" {one(key)}: {one(v)}{comma}")
+    lines.append("}")
+    return "\n".join(lines) + "\n"
+
+
+def write_atomic(path: Union[str, Path], text: str) -> Path:
+    """Write ``text`` to ``path`` through a temporary file in the same folder and
+    ``os.replace``: a reader never sees a half-written file, and a failure leaves none."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as f:
+            f.write(text)
+        mask = os.umask(0)
+        os.umask(mask)
+        os.chmod(tmp, 0o666 & ~mask)  # as open() would make it, not mkstemp's 0600
+        os.replace(tmp, path)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        raise
+    return path
+
+
+def save(rep: dict, path: Union[str, Path]) -> Path:
+    """Write a replay (from :func:`replay_of`) as JSON, atomically."""
+    return write_atomic(path, dumps(rep))
+
+
+# -- reading and verifying --------------------------------------------------------------------------
+
+
+def _lines_of(text: str) -> dict:
+    """Line numbers of the top-level keys and of each element of ``deals`` / ``actions``
+    (the text is valid JSON whose top level is an object)."""
+    dec = json.JSONDecoder()
+    ws = " \t\r\n"
+    pos: dict = {}
+
+    def skip(i: int) -> int:
+        while i < len(text) and text[i] in ws:
+            i += 1
+        return i
+
+    i = skip(0) + 1
+    while True:
+        i = skip(i)
+        if text[i] == "}":
+            break
+        key, i = dec.raw_decode(text, i)
+        i = skip(skip(i) + 1)  # past ':'
+        pos[(key,)] = i
+        if text[i] == "[" and key in ("deals", "actions"):
+            i, k = i + 1, 0
+            while True:
+                i = skip(i)
+                if text[i] == "]":
+                    i += 1
+                    break
+                pos[(key, k)] = i
+                _, i = dec.raw_decode(text, i)
+                k += 1
+                i = skip(i)
+                if text[i] == ",":
+                    i += 1
+        else:
+            _, i = dec.raw_decode(text, i)
+        i = skip(i)
+        if i < len(text) and text[i] == ",":
+            i += 1
+    return {k: text.count("\n", 0, v) + 1 for k, v in pos.items()}
+
+
+class _Where:
+    """Names a place in a replay file: ``name line N (actions[12])``."""
+
+    def __init__(self, name: str, text: Optional[str]):
+        self.name = name
+        self.text = text
+        self._lines: Optional[dict] = None
+
+    def __call__(self, *path) -> str:
+        label = path[0] if len(path) == 1 else f"{path[0]}[{path[1]}]"
+        line = None
+        if self.text is not None:
+            if self._lines is None:
+                try:
+                    self._lines = _lines_of(self.text)
+                except (ValueError, IndexError):
+                    self._lines = {}
+            line = self._lines.get(tuple(path)) or self._lines.get(tuple(path[:1]))
+        return f"{self.name} line {line} ({label})" if line else f"{self.name} ({label})"
+
+
+def _game_of(rep: dict, where: _Where):
+    import cardenvs
+
+    game = rep.get("game")
+    if game not in cardenvs.GAMES:
+        raise ValueError(f"{where('game')}: unknown game {game!r}; choose from "
+                         f"{', '.join(cardenvs.GAMES)}")
+    options = rep.get("options")
+    if not isinstance(options, dict):
+        raise ValueError(f"{where('options')}: 'options' must be an object of env() keywords")
+    mod = importlib.import_module(f"cardenvs.{cardenvs.GAMES[game]}")
+    try:
+        env = mod.env(**options)
+    except (TypeError, ValueError) as e:
+        raise ValueError(f"{where('options')}: {e}") from None
+    return env
+
+
+def _deal_seed_of(rep: dict, where: _Where) -> int:
+    seed, state, ds = rep.get("seed"), rep.get("rng_state"), rep.get("deal_seed")
+    if seed is not None:
+        if isinstance(seed, bool) or not isinstance(seed, int):
+            raise ValueError(f"{where('seed')}: 'seed' must be an integer or null")
+        rng = np.random.default_rng(seed)
+    else:
+        if not isinstance(state, dict) or state.get("bit_generator") != "PCG64":
+            raise ValueError(f"{where('rng_state')}: without a seed the replay needs the "
+                             f"generator state 'rng_state' (numpy PCG64)")
+        rng = np.random.Generator(np.random.PCG64())
+        try:
+            rng.bit_generator.state = state
+        except (TypeError, ValueError, KeyError) as e:
+            raise ValueError(f"{where('rng_state')}: not a PCG64 state ({e})") from None
+    drawn = int(rng.integers(0, _MAX_SEED))
+    if ds != drawn:
+        raise ValueError(f"{where('deal_seed')}: deal_seed {ds!r} is not the one the seed "
+                         f"gives ({drawn}): the seed or the deal seed was edited")
+    return drawn
+
+
+def verify(rep: dict, name: str = "replay", text: Optional[str] = None) -> dict:
+    """Check a replay dict against the game: replay its action ids from the seed and compare
+    every deal, action and the result with what the game gives.  Returns ``rep``.
+
+    Raises ``ValueError`` naming the line (when ``text``, the file's JSON, is given), the entry
+    and what differs.
+    """
+    where = _Where(name, text)
+    if not isinstance(rep, dict) or rep.get("format") != FORMAT:
+        got = rep.get("format") if isinstance(rep, dict) else type(rep).__name__
+        raise ValueError(f"{where('format')}: not a cardenvs replay (format {got!r}, expected "
+                         f"{FORMAT!r})")
+    if rep.get("version") != VERSION:
+        raise ValueError(f"{where('version')}: replay format version {rep.get('version')!r}; "
+                         f"this cardenvs reads version {VERSION} only")
+    for key, typ in (("deals", list), ("actions", list), ("result", dict)):
+        if not isinstance(rep.get(key), typ):
+            raise ValueError(f"{where(key)}: {key!r} is missing or not a{'n' * (typ is list)} "
+                             f"{'array' if typ is list else 'object'} (truncated or edited file?)")
+    env = _game_of(rep, where)
+    game = env.unwrapped.game
+    deal_seed = _deal_seed_of(rep, where)
+    ro = rep.get("reset_options")
+    if ro is not None and not isinstance(ro, dict):
+        raise ValueError(f"{where('reset_options')}: 'reset_options' must be an object or null")
+    try:
+        _deal_state(game, deal_seed, ro)
+    except (TypeError, ValueError) as e:
+        raise ValueError(f"{where('reset_options')}: the custom deal is rejected: {e}") from None
+    entries = rep["actions"]
+    for i, e in enumerate(entries):
+        if not isinstance(e, dict):
+            raise ValueError(f"{where('actions', i)}: an action must be an object with 'seat', "
+                             f"'id' and 'action'")
+    illegal = rep["result"].get("illegal_move")
+    deals, actions, result, _ = _simulate(
+        game, deal_seed, ro, entries,
+        lambda i: where("actions", i) if i < len(entries) else where("result"), illegal)
+    if illegal is not None:
+        result["rewards"][illegal] = _num(result["rewards"][illegal] + env.unwrapped.illegal_reward)
+    head = _header(game, rep["options"], rep.get("seed"), rep.get("rng_state"), deal_seed, ro)
+    for key in ("game", "n_players", "roles", "pile", "ranks"):
+        if rep.get(key) != head[key]:
+            raise ValueError(f"{where(key)}: {key!r} is {rep.get(key)!r}, the game gives "
+                             f"{head[key]!r}")
+    for i, (got, want) in enumerate(zip(entries, actions)):
+        _same(got, want, where("actions", i))
+    if len(rep["deals"]) != len(deals):
+        raise ValueError(f"{where('deals')}: the file lists {len(rep['deals'])} deals, the "
+                         f"actions make {len(deals)} (truncated or edited file?)")
+    for k, (got, want) in enumerate(zip(rep["deals"], deals)):
+        _same(got, want, where("deals", k))
+    _same(rep["result"], result, where("result"))
+    return rep
+
+
+def _same(got, want: dict, at: str) -> None:
+    if not isinstance(got, dict):
+        raise ValueError(f"{at}: expected an object, got {got!r}")
+    for key in sorted(set(got) | set(want)):
+        if got.get(key) != want.get(key):
+            if key not in got:
+                raise ValueError(f"{at}: {key!r} is missing; the game gives {want[key]!r}")
+            if key not in want:
+                raise ValueError(f"{at}: unexpected {key!r} ({got[key]!r}); the game gives none")
+            raise ValueError(f"{at}: {key!r} is {got[key]!r} in the file, but the game gives "
+                             f"{want[key]!r}")
+
+
+def loads(text: str, name: str = "replay") -> dict:
+    """Parse and :func:`verify` replay JSON text; ``ValueError`` names the line and why."""
+    try:
+        rep = json.loads(text)
+    except json.JSONDecodeError as e:
+        raise ValueError(f"{name} line {e.lineno} column {e.colno}: not valid JSON ({e.msg}); "
+                         f"is the file truncated or edited?") from None
+    if not isinstance(rep, dict):
+        raise ValueError(f"{name} line 1: a replay is a JSON object, got {type(rep).__name__}")
+    return verify(rep, name, text)
+
+
+def load(path: Union[str, Path]) -> dict:
+    """Read and verify a replay file (see :func:`verify`)."""
+    p = Path(path)
+    try:
+        text = p.read_text(encoding="utf-8")
+    except UnicodeDecodeError as e:
+        raise ValueError(f"{p}: not a UTF-8 text file ({e.reason})") from None
+    return loads(text, str(p))
+
+
+def make_env(rep: dict, **overrides):
+    """A fresh env of the replay's game and options, reset to its first deal (the actions are
+    not played; step ``[a["id"] for a in rep["actions"]]`` to reproduce the game).
+
+    ``overrides`` replace env keywords (e.g. ``render_mode="ansi"``).
+    """
+    import cardenvs
+
+    mod = importlib.import_module(f"cardenvs.{cardenvs.GAMES[rep['game']]}")
+    env = mod.env(**{**rep["options"], **overrides})
+    if rep.get("seed") is not None:
+        env.reset(seed=rep["seed"], options=rep.get("reset_options"))
+    else:
+        env.unwrapped.np_random = np.random.Generator(np.random.PCG64())
+        env.unwrapped.np_random.bit_generator.state = rep["rng_state"]
+        env.reset(options=rep.get("reset_options"))
+    return env
+
+
+def reproduce(rep: dict, **overrides):
+    """:func:`make_env` with every action of the replay played: the game as it was."""
+    env = make_env(rep, **overrides)
+    for a in rep["actions"]:
+        env.step(int(a["id"]))
+    seat = rep["result"].get("illegal_move")
+    if seat is not None:  # the game ended by an illegal move: any illegal id ends it alike
+        legal = set(env.unwrapped.legal_actions().tolist())
+        env.step(next(x for x in range(env.unwrapped.game.n_actions) if x not in legal))
+    return env
+
+
+# -- the arena's hook -------------------------------------------------------------------------------
+
+
+class ArenaReplays:
+    """Saves the arena's games as replays: every game (``top=None``) or the games of the
+    ``top`` most lopsided deals (the largest spread of the agents' scores in that deal).
+
+    The arena calls :meth:`game` after each game, :meth:`deal` after each deal and
+    :meth:`close` at the end.  Files: ``DIR/deal00012_lineup3.json``.
+    """
+
+    def __init__(self, out_dir: Union[str, Path], top: Optional[int] = None):
+        if top is not None and (isinstance(top, bool) or not isinstance(top, int) or top < 1):
+            raise ValueError(f"save_replays_top must be a positive integer, got {top!r}")
+        self.dir = Path(out_dir)
+        self.top = top
+        self._games: list[tuple[str, dict]] = []
+        self._heap: list = []
+        self.written: list[Path] = []
+        self._lineup = 0
+
+    def game(self, env, deal: int, players: Sequence[str], rewards) -> None:
+        """Record the game ``env`` just played (lineups are numbered in call order)."""
+        lineup = self._lineup
+        self._lineup += 1
+        rep = env.unwrapped.replay(players=list(players),
+                                   meta={"arena_deal": deal, "lineup": lineup,
+                                         "rewards": [_num(x) for x in rewards]})
+        name = f"deal{deal:05d}_lineup{lineup}.json"
+        if self.top is None:
+            self.written.append(save(rep, self.dir / name))
+        else:
+            self._games.append((name, rep))
+
+    def deal(self, deal: int, scores) -> None:
+        """End of deal ``deal`` with the agents' ``scores`` per deal."""
+        self._lineup = 0
+        if self.top is None:
+            return
+        spread = float(np.ptp(np.asarray(scores, np.float64)))
+        item = (spread, -deal, self._games)
+        self._games = []
+        if len(self._heap) < self.top:
+            heapq.heappush(self._heap, item)
+        elif item[:2] > self._heap[0][:2]:
+            heapq.heapreplace(self._heap, item)
+
+    def close(self) -> list[str]:
+        """Write what is kept (the top deals, most lopsided first); the paths written."""
+        for _, _, games in sorted(self._heap, key=lambda t: (-t[0], -t[1])):
+            for name, rep in games:
+                self.written.append(save(rep, self.dir / name))
+        self._heap = []
+        return [str(p) for p in self.written]
