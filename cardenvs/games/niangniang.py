@@ -26,8 +26,9 @@ Rules-variant statement (defaults first; where the rules page is silent the choi
   four 3s are dealt).  ``"first_three"``: the receiver of the first 3 is 娘娘.
   ``"reveal_choice"``: each receiver of a 3, in the order the 3s are dealt, chooses ``reveal``
   or ``hide``; the first reveal makes him 娘娘; a draw with no reveal is redone (a new shuffle
-  and start seat), at most 3 times; if the 4th draw (the 3rd redeal) has no reveal either, the
-  receiver of its first 3 is 娘娘.  ``"random_seat"``: a seeded random seat.  The real deal is
+  and start seat), at most 3 times.  In the 4th draw (the 3rd redeal) the receiver of its first
+  3 is 娘娘 whatever the choices: they are still offered in the same order, a reveal (by
+  anyone) ends them, and so does the last hide.  ``"random_seat"``: a seeded random seat.  The real deal is
   a new shuffle.  Later hands of a match: the lowest score of the previous hand (penalty
   included), ties to the tied player with the worse place.
 * deal: 10 cards to each seat, 14 to the bottom.  Exchange: the 娘娘 takes 4 bottom cards
@@ -57,9 +58,9 @@ Rules-variant statement (defaults first; where the rules page is silent the choi
   cards (``huozi_scope="returned"``) or among the 14 bottom cards after the exchange
   (``"bottom"``), every hand (``huozi_when="always"``), only when he is last (``"last"``) or
   never (``"never"``).  Deducted, paid to no one.
-* ``reward="score"`` pays the scores above; ``"win_loss"`` pays the sign of the score (+1, 0,
-  -1) of a single hand, and in a match only at its end +1 to the winner and -1 to the others
-  (0 to all when a truncated match has no single leader).
+* ``reward="score"`` pays the scores above; ``"win_loss"`` pays the sign of each of them (+1,
+  0, -1; 0 e.g. for the middle catcher), in a match hand by hand like the scores (the match
+  winner is in ``info``, not in the rewards).
 * match (``match=False``): with ``match=True`` hands are played until a total reaches
   ``target_score`` (40) after a hand; the highest total wins; an exact tie for the highest
   total plays another hand; ``max_hands`` (100) ends the match (truncation).  Each hand's
@@ -141,7 +142,8 @@ X_SCORE = EXT + 164  # 4: scores of the last finished hand
 X_LPLACE = EXT + 168  # 4: places of the last finished hand
 N_REC = 8
 X_REC = EXT + 176  # N_REC x 4: (seat, row or -1 for pass, stood-for rank 1, rank 2) ring
-STATE_SIZE = X_REC + 4 * N_REC
+X_LAST = X_REC + 4 * N_REC  # 3 x 16: taken, returned and bottom of the last finished hand
+STATE_SIZE = X_LAST + 48
 
 # -- options vector ---------------------------------------------------------------------------
 (O_PASS, O_REVEAL0, O_TAKE0, O_RET0, O_JOKER0, O_FIRSTNN, O_BOMBSONLY, O_SCORING, O_HZSCOPE,
@@ -319,7 +321,7 @@ def _clear_hand(s):
         s[i] = 0
     for i in range(X_PLACE, X_TOTAL):
         s[i] = 0
-    for i in range(X_REC, STATE_SIZE):
+    for i in range(X_REC, X_LAST):
         s[i] = -1
     s[X_NREC] = 0
     s[X_TRUNC] = 0
@@ -388,7 +390,7 @@ def _clear(s, seed):
     s[LAST_SEAT] = -1
     s[A_PENDING] = -1
     s[FIRST] = -1
-    for i in range(X_REC, STATE_SIZE):
+    for i in range(X_REC, X_LAST):
         s[i] = -1
 
 
@@ -573,6 +575,11 @@ def _end_hand(s, o):
             s[X_PLACE + q] = s[A_NTOP]
     sc = np.zeros(NP, np.int64)
     hand_scores(s, o, sc)
+    ko = kitty_off(NP)
+    for r in range(16):  # public from now on, also while a match deals its next hand
+        s[X_LAST + r] = s[X_TAKEN + r]
+        s[X_LAST + 16 + r] = s[X_RET + r]
+        s[X_LAST + 32 + r] = s[ko + r]
     for q in range(NP):
         s[X_SCORE + q] = sc[q]
         s[X_LPLACE + q] = s[X_PLACE + q]
@@ -588,8 +595,7 @@ def _end_hand(s, o):
     best = -(1 << 60)
     for q in range(NP):
         s[X_TOTAL + q] += sc[q]
-        if not win_loss:
-            s[REW0 + q] = sc[q]
+        s[REW0 + q] = _sign(sc[q]) if win_loss else sc[q]
         if s[X_TOTAL + q] > best:
             best = s[X_TOTAL + q]
     n_best = 0
@@ -603,11 +609,7 @@ def _end_hand(s, o):
         over = True
         s[X_TRUNC] = 1
     if over:
-        winner = top if n_best == 1 else -1
-        s[WINNER] = winner
-        if win_loss and winner >= 0:
-            for q in range(NP):
-                s[REW0 + q] = 1 if q == winner else -1
+        s[WINNER] = top if n_best == 1 else -1
         s[PHASE] = P_DONE
         return
     # next 娘娘: the lowest score of this hand, ties to the worse (higher) place
@@ -747,7 +749,9 @@ def step(s, a, tab, o):
         return
     if ph == P_REVEAL:
         if a == o[O_REVEAL0]:  # reveal
-            _deal_hand(s, seat)
+            # in the 4th draw (the 3rd redeal) the first receiver of a 3 is 娘娘 whatever
+            # anyone chooses: a reveal only ends the choices
+            _deal_hand(s, s[X_THREES] if s[NREDEAL] >= 3 else seat)
             return
         s[X_OFFER] += 1
         if s[X_OFFER] < 4:
@@ -764,7 +768,7 @@ def step(s, a, tab, o):
 # -- observation -----------------------------------------------------------------------------------
 (F_HAND, F_TAKEN, F_RETURNED, F_BOTTOM, F_PLAYED, F_JOKERS, F_OTHERS, F_SIZES, F_BEAT,
  F_BEAT_TYPE, F_BEAT_SEAT, F_BEAT_JOKERS, F_RECENT, F_NN, F_PLACE, F_STUCK, F_EXCH, F_PENDING,
- F_PENDING_J, F_REVEAL, F_TOTALS, F_LAST, F_HANDS, F_TURN, F_PHASE) = range(25)
+ F_PENDING_J, F_REVEAL, F_TOTALS, F_LAST, F_LAST_CARDS, F_HANDS, F_TURN, F_PHASE) = range(26)
 D = 4  # planes of a card set (a hand holds at most 4 of a rank)
 E = 6  # planes of an effective play (bombs of up to 6 cards)
 DJ = 2  # planes of joker stand-ins (two jokers)
@@ -809,6 +813,8 @@ def obs_layout() -> Layout:
         Field("reveal", 5, "亮3 draw: draw number one-hot (4), 3s offered so far in it / 4"),
         Field("totals", n, "match totals per relative seat, (total + target) / (2 target), clipped"),
         Field("last_scores", n, "scores of the last finished hand per relative seat, (s + 24) / 48, clipped"),
+        Field("last_exchange", 3 * C, "the last finished hand's taken, returned and bottom cards "
+                                      "(3 card sets): everyone, once a hand of the episode is over"),
         Field("hands_played", 1, "finished hands / max_hands"),
         Field("turn", n, "one-hot relative seat to move"),
         Field("phase", len(PHASE_NAMES), "one-hot phase: " + ", ".join(PHASE_NAMES)),
@@ -913,6 +919,10 @@ def encode(s, seat, tab, o, off, out):
         out[off[F_TOTALS] + k] = _clip01((s[X_TOTAL + q] + tg) / (2.0 * tg))
         if s[A_HANDNO] > 0:
             out[off[F_LAST] + k] = _clip01((s[X_SCORE + q] + 24) / 48.0)
+    if s[A_HANDNO] > 0:
+        for j in range(3):
+            put_cards(out, off[F_LAST_CARDS] + j * C, s[X_LAST + 16 * j:X_LAST + 16 * j + 16],
+                      NR, D)
     out[off[F_HANDS]] = _clip01(s[A_HANDNO] / o[O_MAXHANDS])
     if ph != P_DONE:
         out[off[F_TURN] + (s[CUR] - seat) % n] = 1.0
