@@ -37,7 +37,7 @@ from pettingzoo.test import api_test, seed_test
 import cardenvs
 from cardenvs import legal_moves, niangniang_v0
 from cardenvs.core.combos import FAMILY_NAMES
-from cardenvs.core.state import CUR, LANDLORD, LAST_ROW, WINNER
+from cardenvs.core.state import CUR, LANDLORD, LAST_ROW
 from cardenvs.games.niangniang import NP, X_PLACE, X_RET, X_TOTAL, hand_scores, kitty_off
 
 G = "niangniang"
