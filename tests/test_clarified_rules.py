@@ -426,46 +426,49 @@ def test_match_catchers_see_the_finished_hands_bottom():
     env = make(match=True)
     env.reset(options=NN_FIRST)
     catchers = ["player_1", "player_2", "player_3"]
-    for agent in env.possible_agents:  # before the end: nobody sees a finished hand
-        assert not _cards_field(env, agent, "last_exchange").any()
-    for agent in catchers:
-        for field in ("bottom", "returned"):
-            assert not _cards_field(env, agent, field).any()
     for text in NN_FIRST_SCRIPT[:-1]:
         move(env, text)
-    for agent in catchers:
-        assert not _cards_field(env, agent, "bottom").any()
-    move(env, NN_FIRST_SCRIPT[-1])  # the hand ends; the match deals its second hand
+    for agent in catchers:  # until the hand ends the catchers see nothing of it
+        for field in ("taken", "returned", "bottom"):
+            assert not _cards_field(env, agent, field).any()
+    move(env, NN_FIRST_SCRIPT[-1])  # the hand ends; the match deals its second hand at once
     assert info(env)["phase"] == "take" and info(env)["hand"] == 1
-    C = 60
+    nn = f"player_{info(env)['niangniang']}"
+    assert nn == "player_2"  # the lowest score of hand 1: seat 2, -1
     for agent in env.possible_agents:
-        last = _cards_field(env, agent, "last_exchange")
-        assert _set_of(last[:C]) == ""  # the custom deal gave no taken cards
-        assert _set_of(last[C:2 * C]) == "3QKK"
-        assert _set_of(last[2 * C:]) == "3456789TJQKKBR"
-    for agent in env.possible_agents:  # the new hand's bottom stays the new 娘娘's
-        if agent != f"player_{info(env)['niangniang']}":
-            assert not _cards_field(env, agent, "bottom").any()
+        if agent == nn:  # the new 娘娘 sees his new bottom
+            assert len(_set_of(_cards_field(env, agent, "bottom"))) == 14
+            assert not _cards_field(env, agent, "returned").any()
+            continue
+        assert _set_of(_cards_field(env, agent, "taken")) == ""  # the custom deal gave none
+        assert _set_of(_cards_field(env, agent, "returned")) == "3QKK"
+        assert _set_of(_cards_field(env, agent, "bottom")) == "3456789TJQKKBR"
 
 
-def test_match_last_exchange_is_what_the_niangniang_saw():
+def test_match_catchers_see_what_the_niangniang_saw():
     env = make(match=True)
     env.reset(seed=11)
     g = env.unwrapped.game
     rng = np.random.default_rng(11)
+    fields = ("taken", "returned", "bottom")
     checked = 0
     seen = None
-    while checked < 3 and env.agents and not all(env.terminations.values()):
+    while checked < 3 and not all(env.terminations.values()):
         nn = f"player_{info(env)['niangniang']}"
         if info(env)["phase"] == "play":
-            seen = [_cards_field(env, nn, f).copy() for f in ("taken", "returned", "bottom")]
+            seen = [_cards_field(env, nn, f).copy() for f in fields]
+            for agent in env.possible_agents:
+                if agent != nn and checked == 0:
+                    assert not any(_cards_field(env, agent, f).any() for f in fields)
         before = g.hands_played(env.unwrapped.state_vec)
         ids = env.unwrapped.legal_actions()
         env.step(int(ids[rng.integers(len(ids))]))
         if g.hands_played(env.unwrapped.state_vec) > before:
+            new_nn = f"player_{info(env)['niangniang']}"
             for agent in env.possible_agents:
-                last = _cards_field(env, agent, "last_exchange")
-                assert np.array_equal(last, np.concatenate(seen))
-            assert np.concatenate(seen)[:60].sum() == 4  # he took 4 cards
+                if agent != new_nn or all(env.terminations.values()):
+                    for f, v in zip(fields, seen):
+                        assert np.array_equal(_cards_field(env, agent, f), v), (agent, f)
+            assert len(_set_of(seen[0])) == 4 and len(_set_of(seen[2])) == 14
             checked += 1
     assert checked == 3

@@ -768,7 +768,7 @@ def step(s, a, tab, o):
 # -- observation -----------------------------------------------------------------------------------
 (F_HAND, F_TAKEN, F_RETURNED, F_BOTTOM, F_PLAYED, F_JOKERS, F_OTHERS, F_SIZES, F_BEAT,
  F_BEAT_TYPE, F_BEAT_SEAT, F_BEAT_JOKERS, F_RECENT, F_NN, F_PLACE, F_STUCK, F_EXCH, F_PENDING,
- F_PENDING_J, F_REVEAL, F_TOTALS, F_LAST, F_LAST_CARDS, F_HANDS, F_TURN, F_PHASE) = range(26)
+ F_PENDING_J, F_REVEAL, F_TOTALS, F_LAST, F_HANDS, F_TURN, F_PHASE) = range(25)
 D = 4  # planes of a card set (a hand holds at most 4 of a rank)
 E = 6  # planes of an effective play (bombs of up to 6 cards)
 DJ = 2  # planes of joker stand-ins (two jokers)
@@ -786,11 +786,11 @@ def obs_layout() -> Layout:
     jk = f"{NNAT} natural ranks x {DJ} planes: how many jokers stood for each rank"
     return Layout([
         Field("hand", C, f"own hand ({cards}; rank index 0 = the lowest rank, 13 = B, 14 = R)"),
-        Field("taken", C, "cards the 娘娘 took from the bottom: the 娘娘 only; everyone once the "
-                          "hand is over"),
-        Field("returned", C, "cards the 娘娘 returned: the 娘娘 only; everyone once the hand is over"),
-        Field("bottom", C, "the bottom (14 cards): the 娘娘 from the exchange on; everyone once "
-                           "the hand is over"),
+        Field("taken", C, "cards the 娘娘 took from the bottom: the 娘娘 of this hand; every other "
+                          "seat sees the last finished hand's (zeros before a hand is over)"),
+        Field("returned", C, "cards the 娘娘 returned: likewise"),
+        Field("bottom", C, "the bottom (14 cards): the 娘娘 of this hand from the exchange on; every "
+                           "other seat the last finished hand's"),
         Field("played", n * C, "physical cards played so far this hand by each relative seat "
                                "(jokers as B / R)"),
         Field("jokers_for", n * CJ, f"per relative seat, the ranks its played jokers stood for ({jk})"),
@@ -813,8 +813,6 @@ def obs_layout() -> Layout:
         Field("reveal", 5, "亮3 draw: draw number one-hot (4), 3s offered so far in it / 4"),
         Field("totals", n, "match totals per relative seat, (total + target) / (2 target), clipped"),
         Field("last_scores", n, "scores of the last finished hand per relative seat, (s + 24) / 48, clipped"),
-        Field("last_exchange", 3 * C, "the last finished hand's taken, returned and bottom cards "
-                                      "(3 card sets): everyone, once a hand of the episode is over"),
         Field("hands_played", 1, "finished hands / max_hands"),
         Field("turn", n, "one-hot relative seat to move"),
         Field("phase", len(PHASE_NAMES), "one-hot phase: " + ", ".join(PHASE_NAMES)),
@@ -848,10 +846,14 @@ def encode(s, seat, tab, o, off, out):
     ph = s[PHASE]
     over = ph == P_DONE
     is_nn = seat == nn and nn >= 0
-    if (is_nn and ph != P_REVEAL) or (over and nn >= 0):
+    if is_nn and ph != P_REVEAL and not over:  # his own exchange of this hand
         put_cards(out, off[F_TAKEN], s[X_TAKEN:X_TAKEN + 16], NR, D)
         put_cards(out, off[F_RETURNED], s[X_RET:X_RET + 16], NR, D)
         put_cards(out, off[F_BOTTOM], s[ko:ko + 16], NR, D)
+    elif s[A_HANDNO] > 0:  # public once a hand is over: the last finished hand's
+        put_cards(out, off[F_TAKEN], s[X_LAST:X_LAST + 16], NR, D)
+        put_cards(out, off[F_RETURNED], s[X_LAST + 16:X_LAST + 32], NR, D)
+        put_cards(out, off[F_BOTTOM], s[X_LAST + 32:X_LAST + 48], NR, D)
     others = np.zeros(16, np.int64)
     for r in range(NNAT):
         others[r] = 4
@@ -919,10 +921,6 @@ def encode(s, seat, tab, o, off, out):
         out[off[F_TOTALS] + k] = _clip01((s[X_TOTAL + q] + tg) / (2.0 * tg))
         if s[A_HANDNO] > 0:
             out[off[F_LAST] + k] = _clip01((s[X_SCORE + q] + 24) / 48.0)
-    if s[A_HANDNO] > 0:
-        for j in range(3):
-            put_cards(out, off[F_LAST_CARDS] + j * C, s[X_LAST + 16 * j:X_LAST + 16 * j + 16],
-                      NR, D)
     out[off[F_HANDS]] = _clip01(s[A_HANDNO] / o[O_MAXHANDS])
     if ph != P_DONE:
         out[off[F_TURN] + (s[CUR] - seat) % n] = 1.0
