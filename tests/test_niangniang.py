@@ -37,7 +37,7 @@ from pettingzoo.test import api_test, seed_test
 import cardenvs
 from cardenvs import legal_moves, niangniang_v0
 from cardenvs.core.combos import FAMILY_NAMES
-from cardenvs.core.state import CUR, LANDLORD, LAST_ROW, WINNER
+from cardenvs.core.state import CUR, LANDLORD, LAST_ROW
 from cardenvs.games.niangniang import NP, X_PLACE, X_RET, X_TOTAL, hand_scores, kitty_off
 
 G = "niangniang"
@@ -745,13 +745,18 @@ def test_match_win_loss_and_truncation():
         ids = env.unwrapped.legal_actions()
         env.step(int(ids[rng.integers(len(ids))]))
     assert seen_trunc == [(False, True)] * 4
-    # win_loss: nothing paid per hand, +1 to the winner and -1 to the others at the end
+    # win_loss: each hand pays the sign of each of its scores when it ends (README: the sign of
+    # the score the reward would pay); the episode's sums are the sums of those signs
     env = make(match=True, reward="win_loss", target_score=8)
     env.reset(seed=4)
     paid, hands = _run_match(env, np.random.default_rng(4))
-    winner = int(env.unwrapped.state_vec[WINNER])
-    assert all(all(v == 0 for v in h[5].values()) for h in hands[:-1])
-    assert paid == {f"player_{i}": (1.0 if i == winner else -1.0) for i in range(NP)}
+    assert len(hands) >= 2
+    for h in hands[:-1]:
+        assert h[5] == {f"player_{i}": float(np.sign(x)) for i, x in enumerate(h[1])}
+    last = env.unwrapped.game.last_scores(env.unwrapped.state_vec)
+    signs = [sum(float(np.sign(h[1][i])) for h in hands[:-1]) + float(np.sign(last[i]))
+             for i in range(NP)]
+    assert paid == {f"player_{i}": signs[i] for i in range(NP)}
 
 
 # -- observation ------------------------------------------------------------------------------------------

@@ -26,8 +26,9 @@ Rules-variant statement (defaults first; where the rules page is silent the choi
   four 3s are dealt).  ``"first_three"``: the receiver of the first 3 is 娘娘.
   ``"reveal_choice"``: each receiver of a 3, in the order the 3s are dealt, chooses ``reveal``
   or ``hide``; the first reveal makes him 娘娘; a draw with no reveal is redone (a new shuffle
-  and start seat), at most 3 times; if the 4th draw (the 3rd redeal) has no reveal either, the
-  receiver of its first 3 is 娘娘.  ``"random_seat"``: a seeded random seat.  The real deal is
+  and start seat), at most 3 times.  In the 4th draw (the 3rd redeal) the receiver of its first
+  3 is 娘娘 whatever the choices: they are still offered in the same order, a reveal (by
+  anyone) ends them, and so does the last hide.  ``"random_seat"``: a seeded random seat.  The real deal is
   a new shuffle.  Later hands of a match: the lowest score of the previous hand (penalty
   included), ties to the tied player with the worse place.
 * deal: 10 cards to each seat, 14 to the bottom.  Exchange: the 娘娘 takes 4 bottom cards
@@ -57,9 +58,9 @@ Rules-variant statement (defaults first; where the rules page is silent the choi
   cards (``huozi_scope="returned"``) or among the 14 bottom cards after the exchange
   (``"bottom"``), every hand (``huozi_when="always"``), only when he is last (``"last"``) or
   never (``"never"``).  Deducted, paid to no one.
-* ``reward="score"`` pays the scores above; ``"win_loss"`` pays the sign of the score (+1, 0,
-  -1) of a single hand, and in a match only at its end +1 to the winner and -1 to the others
-  (0 to all when a truncated match has no single leader).
+* ``reward="score"`` pays the scores above; ``"win_loss"`` pays the sign of each of them (+1,
+  0, -1; 0 e.g. for the middle catcher), in a match hand by hand like the scores (the match
+  winner is in ``info``, not in the rewards).
 * match (``match=False``): with ``match=True`` hands are played until a total reaches
   ``target_score`` (40) after a hand; the highest total wins; an exact tie for the highest
   total plays another hand; ``max_hands`` (100) ends the match (truncation).  Each hand's
@@ -141,7 +142,8 @@ X_SCORE = EXT + 164  # 4: scores of the last finished hand
 X_LPLACE = EXT + 168  # 4: places of the last finished hand
 N_REC = 8
 X_REC = EXT + 176  # N_REC x 4: (seat, row or -1 for pass, stood-for rank 1, rank 2) ring
-STATE_SIZE = X_REC + 4 * N_REC
+X_LAST = X_REC + 4 * N_REC  # 3 x 16: taken, returned and bottom of the last finished hand
+STATE_SIZE = X_LAST + 48
 
 # -- options vector ---------------------------------------------------------------------------
 (O_PASS, O_REVEAL0, O_TAKE0, O_RET0, O_JOKER0, O_FIRSTNN, O_BOMBSONLY, O_SCORING, O_HZSCOPE,
@@ -319,7 +321,7 @@ def _clear_hand(s):
         s[i] = 0
     for i in range(X_PLACE, X_TOTAL):
         s[i] = 0
-    for i in range(X_REC, STATE_SIZE):
+    for i in range(X_REC, X_LAST):
         s[i] = -1
     s[X_NREC] = 0
     s[X_TRUNC] = 0
@@ -388,7 +390,7 @@ def _clear(s, seed):
     s[LAST_SEAT] = -1
     s[A_PENDING] = -1
     s[FIRST] = -1
-    for i in range(X_REC, STATE_SIZE):
+    for i in range(X_REC, X_LAST):
         s[i] = -1
 
 
@@ -573,6 +575,11 @@ def _end_hand(s, o):
             s[X_PLACE + q] = s[A_NTOP]
     sc = np.zeros(NP, np.int64)
     hand_scores(s, o, sc)
+    ko = kitty_off(NP)
+    for r in range(16):  # public from now on, also while a match deals its next hand
+        s[X_LAST + r] = s[X_TAKEN + r]
+        s[X_LAST + 16 + r] = s[X_RET + r]
+        s[X_LAST + 32 + r] = s[ko + r]
     for q in range(NP):
         s[X_SCORE + q] = sc[q]
         s[X_LPLACE + q] = s[X_PLACE + q]
@@ -588,8 +595,7 @@ def _end_hand(s, o):
     best = -(1 << 60)
     for q in range(NP):
         s[X_TOTAL + q] += sc[q]
-        if not win_loss:
-            s[REW0 + q] = sc[q]
+        s[REW0 + q] = _sign(sc[q]) if win_loss else sc[q]
         if s[X_TOTAL + q] > best:
             best = s[X_TOTAL + q]
     n_best = 0
@@ -603,11 +609,7 @@ def _end_hand(s, o):
         over = True
         s[X_TRUNC] = 1
     if over:
-        winner = top if n_best == 1 else -1
-        s[WINNER] = winner
-        if win_loss and winner >= 0:
-            for q in range(NP):
-                s[REW0 + q] = 1 if q == winner else -1
+        s[WINNER] = top if n_best == 1 else -1
         s[PHASE] = P_DONE
         return
     # next 娘娘: the lowest score of this hand, ties to the worse (higher) place
@@ -747,7 +749,9 @@ def step(s, a, tab, o):
         return
     if ph == P_REVEAL:
         if a == o[O_REVEAL0]:  # reveal
-            _deal_hand(s, seat)
+            # in the 4th draw (the 3rd redeal) the first receiver of a 3 is 娘娘 whatever
+            # anyone chooses: a reveal only ends the choices
+            _deal_hand(s, s[X_THREES] if s[NREDEAL] >= 3 else seat)
             return
         s[X_OFFER] += 1
         if s[X_OFFER] < 4:
@@ -782,11 +786,11 @@ def obs_layout() -> Layout:
     jk = f"{NNAT} natural ranks x {DJ} planes: how many jokers stood for each rank"
     return Layout([
         Field("hand", C, f"own hand ({cards}; rank index 0 = the lowest rank, 13 = B, 14 = R)"),
-        Field("taken", C, "cards the 娘娘 took from the bottom: the 娘娘 only; everyone once the "
-                          "hand is over"),
-        Field("returned", C, "cards the 娘娘 returned: the 娘娘 only; everyone once the hand is over"),
-        Field("bottom", C, "the bottom (14 cards): the 娘娘 from the exchange on; everyone once "
-                           "the hand is over"),
+        Field("taken", C, "cards the 娘娘 took from the bottom: the 娘娘 of this hand; every other "
+                          "seat sees the last finished hand's (zeros before a hand is over)"),
+        Field("returned", C, "cards the 娘娘 returned: likewise"),
+        Field("bottom", C, "the bottom (14 cards): the 娘娘 of this hand from the exchange on; every "
+                           "other seat the last finished hand's"),
         Field("played", n * C, "physical cards played so far this hand by each relative seat "
                                "(jokers as B / R)"),
         Field("jokers_for", n * CJ, f"per relative seat, the ranks its played jokers stood for ({jk})"),
@@ -842,10 +846,14 @@ def encode(s, seat, tab, o, off, out):
     ph = s[PHASE]
     over = ph == P_DONE
     is_nn = seat == nn and nn >= 0
-    if (is_nn and ph != P_REVEAL) or (over and nn >= 0):
+    if is_nn and ph != P_REVEAL and not over:  # his own exchange of this hand
         put_cards(out, off[F_TAKEN], s[X_TAKEN:X_TAKEN + 16], NR, D)
         put_cards(out, off[F_RETURNED], s[X_RET:X_RET + 16], NR, D)
         put_cards(out, off[F_BOTTOM], s[ko:ko + 16], NR, D)
+    elif s[A_HANDNO] > 0:  # public once a hand is over: the last finished hand's
+        put_cards(out, off[F_TAKEN], s[X_LAST:X_LAST + 16], NR, D)
+        put_cards(out, off[F_RETURNED], s[X_LAST + 16:X_LAST + 32], NR, D)
+        put_cards(out, off[F_BOTTOM], s[X_LAST + 32:X_LAST + 48], NR, D)
     others = np.zeros(16, np.int64)
     for r in range(NNAT):
         others[r] = 4
