@@ -8,7 +8,7 @@
 | agents | ``player_0`` .. ``player_3`` (seats; the 娘娘 is chosen by the 亮3 draw, later by the scores) |
 | action space | ``Discrete(N)``, N = 349 with the default options (306 plays + pass + 15 take + 13 return + 14 joker picks); 351 with ``first_niangniang="reveal_choice"`` (+ reveal / hide) |
 | observation | ``{"observation": Box(0, 1, (D,), float32), "action_mask": Box(0, 1, (N,), int8)}``, D = {obs_size} |
-| rewards | each hand's score, to every seat, when the hand ends (one hand per episode unless ``match=True``), or +-1 (``reward="win_loss"``) |
+| rewards | each hand's score, to every seat, when the hand ends (one hand per episode unless ``match=True``), or the sign of each hand's score (+1 / 0 / -1, ``reward="win_loss"``), paid when each hand ends |
 | rules | ``docs/rules/niangniang.md``; variants and every choice the page leaves open in :mod:`cardenvs.games.niangniang` |
 
 **Rules in short.** One deck of 54; ranks 3 < 4 < ... < A < 2, the jokers ``B`` ``R`` are wild
