@@ -34,6 +34,7 @@ PNG chart (matplotlib) to ``out``.
 from __future__ import annotations
 
 import importlib
+import importlib.util
 import json
 import math
 import sys
@@ -113,18 +114,48 @@ def solo_lineups(k: int, n: int, solo: int) -> list[tuple[int, ...]]:
 
 
 def import_agents():
-    """The ``agents`` package: installed, or the ``agents/`` folder of a source checkout."""
-    try:
-        return importlib.import_module("agents")
-    except ModuleNotFoundError as e:
-        if e.name != "agents":
+    """The baseline agents package that belongs to this ``cardenvs``.
+
+    Installed (``pip install .``) it is ``cardenvs.agents``; in a source checkout (an editable
+    install, or none) it is the checkout's top-level ``agents/`` folder, imported as ``agents``
+    (the name the tests and ``python -m train...`` use), so one copy of the agents is loaded.
+    """
+    here = Path(__file__).resolve().parent
+    loaded = sys.modules.get("cardenvs.agents")
+    if loaded is not None:
+        return loaded
+    if (here / "agents" / "__init__.py").is_file():  # installed inside the package
+        return importlib.import_module("cardenvs.agents")
+    root = here.parent
+    if not (root / "agents" / "__init__.py").is_file():
+        raise ValueError("the baseline agents are not installed (no cardenvs.agents and no "
+                         "agents/ folder beside the cardenvs package)")
+    loaded = sys.modules.get("agents")
+    if loaded is None:
+        spec = importlib.util.find_spec("agents")
+        if spec is None or Path(spec.origin or "").resolve() != root / "agents" / "__init__.py":
+            # not on sys.path (cardenvs imported from elsewhere than the checkout's root)
+            spec = importlib.util.spec_from_file_location(
+                "agents", root / "agents" / "__init__.py",
+                submodule_search_locations=[str(root / "agents")])
+        loaded = importlib.util.module_from_spec(spec)
+        sys.modules["agents"] = loaded
+        try:
+            spec.loader.exec_module(loaded)
+        except BaseException:
+            del sys.modules["agents"]
             raise
-    root = Path(__file__).resolve().parents[1]
-    if (root / "agents" / "__init__.py").is_file():
-        sys.path.insert(0, str(root))
-        return importlib.import_module("agents")
-    raise ValueError("the baseline agents (package 'agents') are not installed; run from a "
-                     "source checkout of cardenvs")
+    where = Path(getattr(loaded, "__file__", "") or "").resolve().parent
+    if where != root / "agents":
+        raise ValueError(f"the package 'agents' imported from {where} is not cardenvs's "
+                         f"({root / 'agents'}); another project's 'agents' shadows it")
+    return loaded
+
+
+def agents_module(name: str):
+    """A module of the baseline agents package (``"trained"`` -> ``agents.trained`` or
+    ``cardenvs.agents.trained``, see :func:`import_agents`)."""
+    return importlib.import_module(f"{import_agents().__name__}.{name}")
 
 
 def parse_agents(spec) -> list[str]:
@@ -141,10 +172,14 @@ def parse_agents(spec) -> list[str]:
 
 
 def labels_of(names: Sequence[str]) -> list[str]:
-    """Unique labels: a repeated name gets ``_2``, ``_3`` ..."""
+    """Unique labels: a repeated name gets ``_2``, ``_3`` ...; a weight file given as
+    ``trained:path/to/NAME.npz`` is labelled ``trained:NAME``."""
     seen: dict[str, int] = {}
     out = []
     for nm in names:
+        base, sep, arg = nm.partition(":")
+        if sep:  # trained:runs/x/wakeng.npz -> trained:wakeng
+            nm = f"{base}:{Path(arg).stem}"
         seen[nm] = seen.get(nm, 0) + 1
         out.append(nm if seen[nm] == 1 else f"{nm}_{seen[nm]}")
     return out
@@ -179,7 +214,7 @@ def env_for_agents(game: str, names: Sequence[str], options: Optional[dict]):
         # an option an agent asked for may not exist in this game: say which agent cannot play
         base = _env(game, dict(options or {})).unwrapped.game
         for nm in names:
-            reason = mod.agent_class(nm).unsupported(base)
+            reason = mod.unsupported(nm, base)
             if reason is not None:
                 raise ValueError(f"agent {nm!r} cannot play {game}: {reason}") from None
         raise
@@ -251,7 +286,7 @@ def run_arena(game: str, agents, deals: int, seed: int = 0, options: Optional[di
     k = len(names)
     labels = labels_of(names)
     for nm in names:
-        reason = mod.agent_class(nm).unsupported(g)
+        reason = mod.unsupported(nm, g)
         if reason is not None:
             raise ValueError(f"agent {nm!r} cannot play {game}: {reason}")
     seeds = np.random.SeedSequence(seed).spawn(k + 1)

@@ -153,7 +153,7 @@ def play(game: str, agents="rules", seat: int = 0, seed: Optional[int] = None,
     env, _ = env_for_agents(game, names, options)
     g = env.unwrapped.game
     for nm in set(names):
-        reason = mod.agent_class(nm).unsupported(g)
+        reason = mod.unsupported(nm, g)
         if reason is not None:
             raise ValueError(f"agent {nm!r} cannot play {game}: {reason}")
     n = g.n_players
