@@ -60,14 +60,15 @@ def wrap_items(items: Sequence[str], width: int = 100, first: str = "", indent: 
     """Lines of at most ``width`` characters holding ``items`` joined by ``sep``, broken only
     between items (an item longer than a line gets a line of its own); the first line starts
     with ``first``, the others with ``indent``."""
-    lines, line = [], first
+    lines, line, empty = [], first, True
     for i, item in enumerate(items):
-        piece = item + (sep.rstrip() if i < len(items) - 1 else "")
-        if line.strip() and len(line) + len(piece) > width:
+        piece = item + (sep if i < len(items) - 1 else "")
+        if not empty and len(line + piece.rstrip()) > width:
             lines.append(line.rstrip())
             line = indent
-        line += piece + (" " if i < len(items) - 1 else "")
-    if line.strip():
+        line += piece
+        empty = False
+    if not empty or first.strip():
         lines.append(line.rstrip())
     return lines
 
