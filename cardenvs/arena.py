@@ -280,13 +280,18 @@ def kernels_cached(game: str, agent_names: Sequence[str] = ()) -> bool:
     if any(nm.partition(":")[0] in ("rules", "trained") for nm in agent_names):
         wanted.append((pkg.parent / "agents" if (pkg.parent / "agents").is_dir()
                        else pkg / "agents", "planner"))
-    extra = os.environ.get("NUMBA_CACHE_DIR")
+    user_dir = os.environ.get("NUMBA_CACHE_DIR")
     for folder, module in wanted:
+        if user_dir:  # numba then caches there only
+            if not any(Path(user_dir).rglob(f"{module}.*.nbi")):
+                return False
+            continue
         if any((folder / "__pycache__").glob(f"{module}.*.nbi")):
             continue
-        if extra and any(Path(extra).rglob(f"{module}.*.nbi")):
-            continue
-        return False
+        # a read-only source folder: numba's user-wide cache
+        wide = Path(os.path.expanduser("~")) / ".cache" / "numba"
+        if not (wide.is_dir() and any(wide.rglob(f"{module}.*.nbi"))):
+            return False
     return True
 
 
@@ -432,12 +437,12 @@ def run_arena(game: str, agents, deals: int, seed: int = 0, options: Optional[di
                 f"--resume: the progress in {str(ppath)!r} is for other settings ("
                 + ", ".join(f"{k} {saved['settings'].get(k)!r}, not {settings[k]!r}" for k in diff)
                 + "); rerun with those settings, or without --resume to start again")
-    mod = import_agents()
     cold = not kernels_cached(game, names)
     t_warm = time.perf_counter()
     if cold:
         print(f"cardenvs: compiling the numba kernels for {game} (first run on this machine: "
               f"a few minutes; cached afterwards) ...", file=sys.stderr, flush=True)
+    mod = import_agents()
     env, opts = env_for_agents(game, names, options)
     g = env.unwrapped.game
     n = g.n_players
