@@ -424,6 +424,9 @@ def run_arena(game: str, agents, deals: int, seed: int = 0, options: Optional[di
     saved = None
     if out_dir is not None:
         check_writable(out_dir)
+        if not resume and ppath.exists():
+            print(f"cardenvs: {ppath} holds an unfinished arena (--resume continues it); "
+                  f"starting again", file=sys.stderr, flush=True)
     settings = {"game": game, "agents": list(names), "deals": int(deals), "seed": int(seed),
                 "options": _jsonable(dict(options or {})), "lineups": lineups}
     if resume:

@@ -51,6 +51,12 @@ drives any :class:`cardenvs.core.game.Game` through its methods (``new_state``, 
   when ``tensorboard`` is installed, and ``GAME.npz``: the numpy weights of
   :mod:`agents.trained` (copy to ``agents/weights/GAME.npz`` to ship them).
 
+* **Time and stopping**: ``--minutes`` is the wall-clock budget of the session, everything
+  included (evaluations are played in chunks up to the deadline, and the loop stops early
+  enough for the final one); SIGTERM or Ctrl-C ends the session with a checkpoint (exit status
+  128 + the signal), as does the first update of a session; ``--resume`` drops the rows of
+  ``log.csv`` / ``eval.csv`` logged after the checkpoint it continues from.
+
 Run ``python -m train.dmc GAME --minutes 10 --out runs/GAME``; ``--help`` lists every option.
 """
 

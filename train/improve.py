@@ -48,6 +48,11 @@ teacher's, 95% CI), ``margins.png``, ``checkpoint.pt`` (network, optimiser, coun
 ``--resume`` continues with an empty replay buffer) and ``GAME.npz`` (copy to
 ``agents/weights/GAME.npz`` to ship it).
 
+``--minutes`` bounds the whole session: the margin selection is timed on a few deals first
+and the training stops early enough for it to fit (its deals are cut when it alone would take
+more than half the budget).  SIGTERM or Ctrl-C ends the session with a checkpoint and no
+weights (``--resume`` continues; ``log.csv`` drops the rows logged after the checkpoint).
+
 Run ``python -m train.improve GAME --minutes 30 --out runs/improve_GAME``.
 """
 
