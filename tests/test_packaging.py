@@ -53,19 +53,34 @@ def _venv_with_shared_packages(path) -> str:
     return py
 
 
+def _source_copy(dest) -> str:
+    """The files a build reads, copied (a build writes build/ and *.egg-info beside them,
+    which must not land in the checkout while other tests run)."""
+    import shutil
+
+    ignore = shutil.ignore_patterns("__pycache__", "*.pyc", "*.nbi", "*.nbc")
+    os.makedirs(dest)
+    for name in ("pyproject.toml", "README.md"):
+        shutil.copy(os.path.join(ROOT, name), dest)
+    for name in ("cardenvs", "agents", "train"):
+        shutil.copytree(os.path.join(ROOT, name), os.path.join(dest, name), ignore=ignore)
+    return str(dest)
+
+
 def _install_and_check(tmp_path, editable: bool) -> dict:
     import json
 
+    src = _source_copy(tmp_path / "src")
     py = _venv_with_shared_packages(tmp_path / "venv")
     args = [py, "-m", "pip", "install", "-q", "--no-deps", "--no-build-isolation",
-            "--no-index"] + (["-e", ROOT] if editable else [ROOT])
+            "--no-index"] + (["-e", src] if editable else [src])
     env = dict(os.environ, PIP_DISABLE_PIP_VERSION_CHECK="1")
     env.pop("PYTHONPATH", None)
     res = subprocess.run(args, capture_output=True, text=True, env=env, cwd=tmp_path,
                          timeout=600)
     assert res.returncode == 0, res.stderr[-3000:]
     out = subprocess.run([py, "-c", CHECK], capture_output=True, text=True, env=env,
-                         cwd=tmp_path, timeout=300)  # outside the checkout
+                         cwd=tmp_path, timeout=300)  # outside the source folder
     assert out.returncode == 0, out.stderr[-3000:]
     return json.loads(out.stdout.strip().splitlines()[-1])
 
@@ -82,8 +97,9 @@ def test_regular_install_puts_agents_and_train_inside_cardenvs(tmp_path):
 
 def test_editable_install_uses_the_checkout_without_top_level_packages(tmp_path):
     info = _install_and_check(tmp_path, editable=True)
-    assert info["cardenvs"] == os.path.join(ROOT, "cardenvs", "__init__.py")
+    src = str(tmp_path / "src")
+    assert info["cardenvs"] == os.path.join(src, "cardenvs", "__init__.py")
     assert not info["top_agents"] and not info["top_train"]
     # the checkout's agents/ folder, loaded once under the name the tests and trainers use
-    assert info["agents_file"] == os.path.join(ROOT, "agents", "__init__.py")
+    assert info["agents_file"] == os.path.join(src, "agents", "__init__.py")
     assert info["weights"] and info["registry"].endswith(".rules")
