@@ -14,6 +14,9 @@ trained  a Q network shipped as small weights (``agents.trained``): per game eit
          network overriding its moves where it scores one clearly better (``train.improve``)
 ======== =====================================================================================
 
+A name may carry an argument after ``:``: ``make_agent("trained:runs/wakeng.npz", game)``
+plays your own weights (``train.dmc`` / ``train.improve`` output) instead of the shipped ones.
+
 Entries are ``"module:Class"`` strings imported on first use, so optional dependencies
 (rlcard) load only when their agent is asked for; :func:`register_agent` adds more.
 """
@@ -26,12 +29,12 @@ from typing import Optional
 from .base import Agent
 from .random_agent import RandomAgent
 
-#: registry name -> "module:Class"
+#: registry name -> "module:Class" (a module starting with "." is one of this package's)
 AGENTS: dict[str, str] = {
-    "random": "agents.random_agent:RandomAgent",
-    "rules": "agents.rules:RulesAgent",
-    "rlcard": "agents.rlcard_agent:RLCardRuleAgent",
-    "trained": "agents.trained:TrainedAgent",
+    "random": ".random_agent:RandomAgent",
+    "rules": ".rules:RulesAgent",
+    "rlcard": ".rlcard_agent:RLCardRuleAgent",
+    "trained": ".trained:TrainedAgent",
 }
 
 
@@ -42,32 +45,69 @@ def register_agent(name: str, target: str) -> None:
     AGENTS[name] = target
 
 
+def split_spec(spec: str) -> tuple[str, Optional[str]]:
+    """``"trained:runs/wakeng.npz"`` -> ``("trained", "runs/wakeng.npz")``; ``"rules"`` ->
+    ``("rules", None)``.  An agent spec is a registry name, optionally followed by ``:`` and
+    an argument: for ``trained`` the path of a weight file (``train.dmc`` / ``train.improve``
+    output) instead of the shipped one."""
+    if not isinstance(spec, str):
+        raise TypeError(f"agent name must be a string, got {type(spec).__name__}")
+    name, sep, arg = spec.partition(":")
+    if sep and not arg:
+        raise ValueError(f"agent {spec!r}: write NAME:ARGUMENT, e.g. trained:runs/wakeng.npz")
+    return name, (arg if sep else None)
+
+
 def agent_class(name: str) -> type:
-    """The class registered under ``name`` (``ValueError`` for an unknown or unavailable one)."""
-    if not isinstance(name, str):
-        raise TypeError(f"agent name must be a string, got {type(name).__name__}")
+    """The class registered under ``name`` (``ValueError`` for an unknown or unavailable one);
+    an argument after ``:`` is ignored (:func:`split_spec`)."""
+    name, _ = split_spec(name)
     if name not in AGENTS:
         raise ValueError(f"unknown agent {name!r}; known agents: {', '.join(AGENTS)}")
     module, _, cls = AGENTS[name].partition(":")
     try:
-        mod = importlib.import_module(module)
+        mod = importlib.import_module(module, package=__name__)
     except ModuleNotFoundError as e:
-        if e.name == module:
+        if e.name in (module, __name__ + module):
             raise ValueError(f"agent {name!r} is not available yet (no module {module})") from None
         raise ValueError(f"agent {name!r} needs the package {e.name!r}, which is not "
                          f"installed") from None
     return getattr(mod, cls)
 
 
+def _argument_kwargs(spec: str) -> dict:
+    """The constructor keywords of a spec's argument (``trained:PATH`` -> ``weights=PATH``)."""
+    import os
+
+    name, arg = split_spec(spec)
+    if arg is None:
+        return {}
+    if name != "trained":
+        raise ValueError(f"agent {spec!r}: only 'trained' takes an argument "
+                         f"(trained:path/to/weights.npz)")
+    if not os.path.isfile(arg):
+        raise ValueError(f"agent {spec!r}: no weight file {arg!r}")
+    return {"weights": arg}
+
+
 def unsupported(name: str, game) -> Optional[str]:
-    """Why agent ``name`` cannot play ``game`` (``None`` when it can)."""
-    return agent_class(name).unsupported(game)
+    """Why agent ``name`` (a spec, :func:`split_spec`) cannot play ``game`` (``None`` when it
+    can)."""
+    kwargs = _argument_kwargs(name)
+    if not kwargs:
+        return agent_class(name).unsupported(game)
+    try:
+        agent_class(name)(game, **kwargs)
+    except ValueError as e:
+        return str(e)
+    return None
 
 
 def make_agent(name: str, game, seed: Optional[int] = None) -> Agent:
-    """An agent by registry name, bound to ``game`` (``env.unwrapped.game``)."""
-    return agent_class(name)(game, seed=seed)
+    """An agent by registry name, bound to ``game`` (``env.unwrapped.game``); ``name`` may
+    carry an argument (``"trained:path/to/weights.npz"``, :func:`split_spec`)."""
+    return agent_class(name)(game, seed=seed, **_argument_kwargs(name))
 
 
 __all__ = ["AGENTS", "Agent", "RandomAgent", "agent_class", "make_agent", "register_agent",
-           "unsupported"]
+           "split_spec", "unsupported"]

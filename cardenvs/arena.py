@@ -33,10 +33,16 @@ PNG chart (matplotlib) to ``out``.
 
 from __future__ import annotations
 
+import contextlib
 import importlib
+import io
+import importlib.util
 import json
 import math
+import os
 import sys
+import tempfile
+import time
 from pathlib import Path
 from typing import Optional, Sequence
 
@@ -113,18 +119,48 @@ def solo_lineups(k: int, n: int, solo: int) -> list[tuple[int, ...]]:
 
 
 def import_agents():
-    """The ``agents`` package: installed, or the ``agents/`` folder of a source checkout."""
-    try:
-        return importlib.import_module("agents")
-    except ModuleNotFoundError as e:
-        if e.name != "agents":
+    """The baseline agents package that belongs to this ``cardenvs``.
+
+    Installed (``pip install .``) it is ``cardenvs.agents``; in a source checkout (an editable
+    install, or none) it is the checkout's top-level ``agents/`` folder, imported as ``agents``
+    (the name the tests and ``python -m train...`` use), so one copy of the agents is loaded.
+    """
+    here = Path(__file__).resolve().parent
+    loaded = sys.modules.get("cardenvs.agents")
+    if loaded is not None:
+        return loaded
+    if (here / "agents" / "__init__.py").is_file():  # installed inside the package
+        return importlib.import_module("cardenvs.agents")
+    root = here.parent
+    if not (root / "agents" / "__init__.py").is_file():
+        raise ValueError("the baseline agents are not installed (no cardenvs.agents and no "
+                         "agents/ folder beside the cardenvs package)")
+    loaded = sys.modules.get("agents")
+    if loaded is None:
+        spec = importlib.util.find_spec("agents")
+        if spec is None or Path(spec.origin or "").resolve() != root / "agents" / "__init__.py":
+            # not on sys.path (cardenvs imported from elsewhere than the checkout's root)
+            spec = importlib.util.spec_from_file_location(
+                "agents", root / "agents" / "__init__.py",
+                submodule_search_locations=[str(root / "agents")])
+        loaded = importlib.util.module_from_spec(spec)
+        sys.modules["agents"] = loaded
+        try:
+            spec.loader.exec_module(loaded)
+        except BaseException:
+            del sys.modules["agents"]
             raise
-    root = Path(__file__).resolve().parents[1]
-    if (root / "agents" / "__init__.py").is_file():
-        sys.path.insert(0, str(root))
-        return importlib.import_module("agents")
-    raise ValueError("the baseline agents (package 'agents') are not installed; run from a "
-                     "source checkout of cardenvs")
+    where = Path(getattr(loaded, "__file__", "") or "").resolve().parent
+    if where != root / "agents":
+        raise ValueError(f"the package 'agents' imported from {where} is not cardenvs's "
+                         f"({root / 'agents'}); another project's 'agents' shadows it")
+    return loaded
+
+
+def agents_module(name: str):
+    """A module of the baseline agents package (``"trained"`` -> ``agents.trained`` or
+    ``cardenvs.agents.trained``, see :func:`import_agents`)."""
+    return importlib.import_module(f"{import_agents().__name__}.{name}")
 
 
 def parse_agents(spec) -> list[str]:
@@ -141,10 +177,14 @@ def parse_agents(spec) -> list[str]:
 
 
 def labels_of(names: Sequence[str]) -> list[str]:
-    """Unique labels: a repeated name gets ``_2``, ``_3`` ..."""
+    """Unique labels: a repeated name gets ``_2``, ``_3`` ...; a weight file given as
+    ``trained:path/to/NAME.npz`` is labelled ``trained:NAME``."""
     seen: dict[str, int] = {}
     out = []
     for nm in names:
+        base, sep, arg = nm.partition(":")
+        if sep:  # trained:runs/x/wakeng.npz -> trained:wakeng
+            nm = f"{base}:{Path(arg).stem}"
         seen[nm] = seen.get(nm, 0) + 1
         out.append(nm if seen[nm] == 1 else f"{nm}_{seen[nm]}")
     return out
@@ -179,7 +219,7 @@ def env_for_agents(game: str, names: Sequence[str], options: Optional[dict]):
         # an option an agent asked for may not exist in this game: say which agent cannot play
         base = _env(game, dict(options or {})).unwrapped.game
         for nm in names:
-            reason = mod.agent_class(nm).unsupported(base)
+            reason = mod.unsupported(nm, base)
             if reason is not None:
                 raise ValueError(f"agent {nm!r} cannot play {game}: {reason}") from None
         raise
@@ -224,21 +264,156 @@ def play_deal(env, deal_seed: int, lineup: Sequence, solo_slot: Optional[int] = 
     return total, solo, decisions
 
 
+class ArenaInterrupted(Exception):
+    """Ctrl-C (or SIGTERM under ``cardenvs arena``) during the deals; ``str()`` says how far
+    it got and where the progress was saved."""
+
+
+def kernels_cached(game: str, agent_names: Sequence[str] = ()) -> bool:
+    """Whether numba's cache holds compiled kernels for ``game`` (the shared core, its game
+    module and, for the ``rules`` / ``trained`` agents, their planner): ``False`` means the
+    first use compiles them (minutes, once per machine; cached in ``__pycache__`` beside the
+    sources, or in ``NUMBA_CACHE_DIR``)."""
+    pkg = Path(__file__).resolve().parent
+    family = {"doudizhu4": "doudizhu"}.get(game, game)
+    wanted = [(pkg / "core", "encode"), (pkg / "games", family)]
+    if any(nm.partition(":")[0] in ("rules", "trained") for nm in agent_names):
+        wanted.append((pkg.parent / "agents" if (pkg.parent / "agents").is_dir()
+                       else pkg / "agents", "planner"))
+    user_dir = os.environ.get("NUMBA_CACHE_DIR")
+    for folder, module in wanted:
+        if user_dir:  # numba then caches there only
+            if not any(Path(user_dir).rglob(f"{module}.*.nbi")):
+                return False
+            continue
+        if any((folder / "__pycache__").glob(f"{module}.*.nbi")):
+            continue
+        # a read-only source folder: numba's user-wide cache
+        wide = Path(os.path.expanduser("~")) / ".cache" / "numba"
+        if not (wide.is_dir() and any(wide.rglob(f"{module}.*.nbi"))):
+            return False
+    return True
+
+
+def one_blas_thread():
+    """A context in which numpy's BLAS uses one thread (``threadpoolctl``; a no-op without
+    it).  The agents' networks multiply small matrices, one position at a time: on a busy
+    machine a multi-threaded BLAS spends far longer waking its threads than multiplying
+    (measured: a ``trained`` Wakeng arena ran 7x faster on one thread on a loaded 2-core
+    machine)."""
+    try:
+        from threadpoolctl import threadpool_limits
+    except ImportError:  # pragma: no cover - a core dependency
+        return contextlib.nullcontext()
+    return threadpool_limits(limits=1, user_api="blas")
+
+
+def _rng_states(agent, depth: int = 2) -> dict:
+    """The numpy generators an agent carries (``rng``, and those of agents it holds, e.g. a
+    ``trained`` agent's prior), as JSON-ready bit-generator states keyed by attribute path."""
+    out = {}
+    for name, value in sorted(vars(agent).items()):
+        if isinstance(value, np.random.Generator):
+            out[name] = value.bit_generator.state
+        elif depth > 1 and hasattr(value, "act") and hasattr(value, "__dict__"):
+            out.update({f"{name}.{k}": v for k, v in _rng_states(value, depth - 1).items()})
+    return out
+
+
+def _set_rng_states(agent, states: dict) -> None:
+    for path, state in states.items():
+        obj = agent
+        *parents, last = path.split(".")
+        for p in parents:
+            obj = getattr(obj, p)
+        getattr(obj, last).bit_generator.state = state
+
+
+def _jsonable(x):
+    """numpy scalars and big ints inside bit-generator states -> JSON (ints stay exact)."""
+    if isinstance(x, dict):
+        return {k: _jsonable(v) for k, v in x.items()}
+    if isinstance(x, (list, tuple)):
+        return [_jsonable(v) for v in x]
+    if isinstance(x, np.integer):
+        return int(x)
+    if isinstance(x, np.floating):
+        return float(x)
+    return x
+
+
+def write_atomic(path, data) -> Path:
+    """Write ``data`` (bytes or str) to ``path`` through a temporary file in the same folder
+    and ``os.replace``: a reader (or a kill) never sees a half-written file."""
+    path = Path(path)
+    raw = data.encode() if isinstance(data, str) else data
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(raw)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
+    return path
+
+
+def check_writable(out_dir) -> Path:
+    """Create ``out_dir`` if needed and check a file can be written there (``ValueError``
+    naming the folder otherwise): done before any deal is played."""
+    out = Path(out_dir)
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(dir=out, prefix=".write-check.")
+        os.close(fd)
+        os.unlink(tmp)
+    except OSError as e:
+        raise ValueError(f"cannot write the results to {str(out)!r}: {e.strerror or e}") from None
+    return out
+
+
+def results_stem(game: str, labels: Sequence[str]) -> str:
+    """``arena_GAME_A_B``: the file name of the results (unsafe characters replaced)."""
+    stem = f"arena_{game}_{'_'.join(labels)}"
+    return "".join(c if c.isalnum() or c in "_-." else "-" for c in stem)
+
+
+def progress_path(out_dir, game: str, labels: Sequence[str]) -> Path:
+    """Where an unfinished arena keeps its progress (deleted when it completes)."""
+    return Path(out_dir) / f"{results_stem(game, labels)}.progress.json"
+
+
 def run_arena(game: str, agents, deals: int, seed: int = 0, options: Optional[dict] = None,
-              lineups: str = "auto", progress: bool = True, save_replays=None,
+              lineups: str = "auto", progress: bool = True, out_dir=None, resume: bool = False,
+              save_seconds: float = 30.0, save_replays=None,
               save_replays_top: Optional[int] = None) -> dict:
     """Play ``deals`` duplicate deals of ``game`` between ``agents``; return the results dict.
 
     Args:
         game: a registry name (``cardenvs.GAMES``).
-        agents: agent names (``"rules,random"`` or a list); repeated names are allowed.
+        agents: agent names (``"rules,random"`` or a list); repeated names are allowed, and
+            ``trained:path/to/weights.npz`` plays your own weights.
         deals: number of deals (each replayed once per lineup).
         seed: seeds the deals and the agents' generators.
         options: game options (agents may add required ones, e.g. ``preset="rlcard"``).
         lineups: ``"auto"``, ``"rotate"`` or ``"solo"`` (module docstring).
-        progress: show a tqdm progress bar.
+        progress: show a tqdm progress bar (started after a warm-up deal, so that its rate
+            and ETA leave out the one-off compilation of the kernels).
+        out_dir: with it, the progress is saved there every ``save_seconds`` and on Ctrl-C
+            (:func:`progress_path`), and removed when the arena completes.
+        resume: continue from the progress saved in ``out_dir`` (``ValueError`` if there is
+            none, or if it was made with other agents, deals, seed, options or lineups); the
+            results are those of an uninterrupted run.
+
         save_replays: a folder to write every game as a replay (:mod:`cardenvs.replay`), or
-            with ``save_replays_top=N`` the games of the N most lopsided deals only.
+            with ``save_replays_top=N`` the games of the N most lopsided deals only (not with
+            ``resume``: the deals already played are not kept).
+
+    Ctrl-C (``KeyboardInterrupt``) during the deals saves the progress and raises
+    :class:`ArenaInterrupted`.
     """
     from .core.state import LANDLORD, PHASE, P_PLAY
 
@@ -247,14 +422,41 @@ def run_arena(game: str, agents, deals: int, seed: int = 0, options: Optional[di
         raise ValueError(f"deals must be a positive integer, got {deals!r}")
     if lineups not in ("auto", "rotate", "solo"):
         raise ValueError(f"lineups={lineups!r}; choose 'auto', 'rotate' or 'solo'")
+    if resume and out_dir is None:
+        raise ValueError("resume needs the folder of the saved progress (out_dir / --out)")
+    labels = labels_of(names)
+    ppath = progress_path(out_dir, game, labels) if out_dir is not None else None
+    saved = None
+    if out_dir is not None:
+        check_writable(out_dir)
+        if not resume and ppath.exists():
+            print(f"cardenvs: {ppath} holds an unfinished arena (--resume continues it); "
+                  f"starting again", file=sys.stderr, flush=True)
+    settings = {"game": game, "agents": list(names), "deals": int(deals), "seed": int(seed),
+                "options": _jsonable(dict(options or {})), "lineups": lineups}
+    if resume:
+        if not ppath.exists():
+            raise ValueError(f"--resume: no saved progress at {str(ppath)!r}")
+        saved = json.loads(ppath.read_text())
+        if saved["settings"] != json.loads(json.dumps(settings)):
+            diff = [k for k in settings if saved["settings"].get(k) != json.loads(
+                json.dumps(settings[k]))]
+            raise ValueError(
+                f"--resume: the progress in {str(ppath)!r} is for other settings ("
+                + ", ".join(f"{k} {saved['settings'].get(k)!r}, not {settings[k]!r}" for k in diff)
+                + "); rerun with those settings, or without --resume to start again")
+    cold = not kernels_cached(game, names)
+    t_warm = time.perf_counter()
+    if cold:
+        print(f"cardenvs: compiling the numba kernels for {game} (first run on this machine: "
+              f"a few minutes; cached afterwards) ...", file=sys.stderr, flush=True)
     mod = import_agents()
     env, opts = env_for_agents(game, names, options)
     g = env.unwrapped.game
     n = g.n_players
     k = len(names)
-    labels = labels_of(names)
     for nm in names:
-        reason = mod.agent_class(nm).unsupported(g)
+        reason = mod.unsupported(nm, g)
         if reason is not None:
             raise ValueError(f"agent {nm!r} cannot play {game}: {reason}")
     seeds = np.random.SeedSequence(seed).spawn(k + 1)
@@ -282,6 +484,14 @@ def run_arena(game: str, agents, deals: int, seed: int = 0, options: Optional[di
         plan = solo_lineups(k, n, fixed_solo)
     else:
         plan = rotate_lineups(k, n)
+    # warm-up: one deal with throw-away agents (its own seed), so the kernels are compiled
+    # before the progress bar starts; the arena's agents and deals are untouched
+    spare = [mod.make_agent(nm, g, seed=1) for nm in names]
+    with one_blas_thread():
+        play_deal(env, 12345, [spare[a] for a in plan[0]], solo_slot)
+    if cold:
+        print(f"cardenvs: kernels compiled in {time.perf_counter() - t_warm:.0f} s",
+              file=sys.stderr, flush=True)
 
     score = np.zeros((deals, k))
     wins = np.zeros((deals, k))
@@ -289,48 +499,112 @@ def run_arena(game: str, agents, deals: int, seed: int = 0, options: Optional[di
     role_games = np.zeros((k, 2), np.int64)
     role_wins = np.zeros((k, 2), np.int64)
     role_score = np.zeros((k, 2))
+    role_sq = np.zeros((k, 2))  # sums of squared scores: the by-role score intervals
     void = 0
     decisions = 0
     from .replay import ArenaReplays
 
     if save_replays_top is not None and not save_replays:
         raise ValueError("save_replays_top needs save_replays (the folder to write them to)")
+    if save_replays_top is not None and resume:
+        raise ValueError("save_replays_top cannot be combined with resume (the top deals "
+                         "of the part already played were not kept)")
     saver = ArenaReplays(save_replays, save_replays_top) if save_replays else None
-    try:
-        from tqdm import tqdm
+    done = 0
+    if saved is not None:
+        done = int(saved["done"])
+        score[:done] = np.asarray(saved["score"], np.float64).reshape(done, k)
+        wins[:done] = np.asarray(saved["wins"], np.float64).reshape(done, k)
+        role_games[:] = saved["role_games"]
+        role_wins[:] = saved["role_wins"]
+        role_score[:] = saved["role_score"]
+        role_sq[:] = saved["role_sq"]
+        void, decisions = int(saved["void"]), int(saved["decisions"])
+        for p, st in zip(players, saved["agent_rng"]):
+            _set_rng_states(p, st)
 
-        bar = tqdm(total=deals, desc=f"arena {game}", unit="deal", disable=not progress,
-                   file=sys.stderr)
-    except ImportError:  # pragma: no cover - tqdm is a dev dependency
-        bar = None
-    for d in range(deals):
-        s_sum = np.zeros(k)
-        w_sum = np.zeros(k)
-        all_zero = True
-        for lu in plan:
-            rew, solo, nd = play_deal(env, int(deal_seeds[d]), [players[a] for a in lu], solo_slot)
-            decisions += nd
+    def save() -> None:
+        if ppath is None:
+            return
+        state = {"settings": settings, "done": done, "score": score[:done].tolist(),
+                 "wins": wins[:done].tolist(), "role_games": role_games.tolist(),
+                 "role_wins": role_wins.tolist(), "role_score": role_score.tolist(),
+                 "role_sq": role_sq.tolist(), "void": void, "decisions": decisions,
+                 "agent_rng": _jsonable(rng_at_done)}
+        write_atomic(ppath, json.dumps(state))
+
+    # the agents' generators as they were when the last whole deal ended (what a resumed
+    # run restores: a deal cut short is replayed from its start)
+    rng_at_done = [_rng_states(p) for p in players]
+    bar = None
+    if progress:
+        try:
+            from tqdm import tqdm
+
+            bar = tqdm(total=deals, initial=done, desc=f"arena {game}", unit="deal",
+                       file=sys.stderr)
+        except ImportError:  # pragma: no cover - tqdm is a dev dependency
+            bar = None
+    last_save = time.perf_counter()
+    blas = one_blas_thread()
+    blas.__enter__()
+    try:
+        for d in range(done, deals):
+            s_sum = np.zeros(k)
+            w_sum = np.zeros(k)
+            d_games = np.zeros((k, 2), np.int64)
+            d_wins = np.zeros((k, 2), np.int64)
+            d_score = np.zeros((k, 2))
+            d_sq = np.zeros((k, 2))
+            all_zero = True
+            d_dec = 0
+            for lu in plan:
+                rew, solo, nd = play_deal(env, int(deal_seeds[d]), [players[a] for a in lu],
+                                          solo_slot)
+                d_dec += nd
+                if saver is not None:
+                    saver.game(env, d, [labels[a] for a in lu], rew)
+                if np.any(rew != 0):
+                    all_zero = False
+                for seat, a in enumerate(lu):
+                    s_sum[a] += rew[seat]
+                    w_sum[a] += rew[seat] > 0
+                    if roles is not None and solo >= 0:
+                        ri = 0 if seat == solo else 1
+                        d_games[a, ri] += 1
+                        d_wins[a, ri] += rew[seat] > 0
+                        d_score[a, ri] += rew[seat]
+                        d_sq[a, ri] += rew[seat] ** 2
+            # a deal counts once all its lineups are played (an interrupted deal is replayed)
+            role_games += d_games
+            role_wins += d_wins
+            role_score += d_score
+            role_sq += d_sq
+            decisions += d_dec
+            void += all_zero
+            for j in range(k):
+                m = sum(seats_of[j])
+                score[d, j] = s_sum[j] / m
+                wins[d, j] = w_sum[j] / m
             if saver is not None:
-                saver.game(env, d, [labels[a] for a in lu], rew)
-            if np.any(rew != 0):
-                all_zero = False
-            for seat, a in enumerate(lu):
-                s_sum[a] += rew[seat]
-                w_sum[a] += rew[seat] > 0
-                if roles is not None and solo >= 0:
-                    ri = 0 if seat == solo else 1
-                    role_games[a, ri] += 1
-                    role_wins[a, ri] += rew[seat] > 0
-                    role_score[a, ri] += rew[seat]
-        void += all_zero
-        for j in range(k):
-            m = sum(seats_of[j])
-            score[d, j] = s_sum[j] / m
-            wins[d, j] = w_sum[j] / m
-        if saver is not None:
-            saver.deal(d, score[d])
+                saver.deal(d, score[d])
+            done = d + 1
+            if ppath is not None:
+                rng_at_done = [_rng_states(p) for p in players]
+            if bar is not None:
+                bar.update(1)
+            if ppath is not None and time.perf_counter() - last_save >= save_seconds:
+                save()
+                last_save = time.perf_counter()
+    except KeyboardInterrupt:
         if bar is not None:
-            bar.update(1)
+            bar.close()
+        save()
+        where = (f"; progress saved to {ppath}: continue with --resume (same agents, deals, "
+                 f"seed and options)") if ppath is not None else " (no --out: nothing saved)"
+        raise ArenaInterrupted(f"interrupted after {done} of {deals} deals{where}") from None
+    finally:
+        blas.__exit__(None, None, None)
     if bar is not None:
         bar.close()
 
@@ -343,6 +617,8 @@ def run_arena(game: str, agents, deals: int, seed: int = 0, options: Optional[di
     }
     if saver is not None:
         res["replays"] = saver.close()
+    if any(":" in nm for nm in names):
+        res["agent_specs"] = dict(zip(labels, names))
     for j, lab in enumerate(labels):
         m, lo, hi = mean_ci(score[:, j])
         wm, wlo, whi = mean_ci(wins[:, j])
@@ -360,9 +636,14 @@ def run_arena(game: str, agents, deals: int, seed: int = 0, options: Optional[di
             for ri, role in enumerate(roles):
                 ng = int(role_games[j, ri])
                 p, lo, hi = wilson_ci(int(role_wins[j, ri]), ng)
+                mean = float(role_score[j, ri] / ng) if ng else math.nan
+                half = math.nan
+                if ng > 1:  # normal interval over the games in that role
+                    var = max(0.0, (role_sq[j, ri] - ng * mean * mean) / (ng - 1))
+                    half = Z95 * math.sqrt(var / ng)
                 res["by_role"][lab][role] = {
                     "games": ng, "win_rate": p, "win_rate_ci": [lo, hi],
-                    "score": float(role_score[j, ri] / ng) if ng else math.nan,
+                    "score": mean, "score_ci": [mean - half, mean + half],
                 }
     return res
 
@@ -410,12 +691,11 @@ def format_results(res: dict) -> str:
 
 
 def write_results(res: dict, out_dir) -> tuple[Path, Optional[Path]]:
-    """Write ``arena_GAME.json`` and ``arena_GAME.png`` (the PNG only with matplotlib)."""
-    out = Path(out_dir)
-    out.mkdir(parents=True, exist_ok=True)
-    stem = f"arena_{res['game']}_{'_'.join(res['agents'])}"
-    jpath = out / f"{stem}.json"
-    jpath.write_text(json.dumps(res, indent=1, allow_nan=True) + "\n")
+    """Write ``arena_GAME_AGENTS.json`` and ``.png`` (the PNG only with matplotlib), each
+    atomically (:func:`write_atomic`: an earlier result is replaced only by a whole file)."""
+    out = check_writable(out_dir)
+    stem = results_stem(res["game"], res["agents"])
+    jpath = write_atomic(out / f"{stem}.json", json.dumps(res, indent=1, allow_nan=True) + "\n")
     try:
         import matplotlib
 
@@ -423,54 +703,103 @@ def write_results(res: dict, out_dir) -> tuple[Path, Optional[Path]]:
         import matplotlib.pyplot as plt
     except ImportError:
         return jpath, None
+    fig = plot_results(res, plt)
+    buf = io.BytesIO()
+    fig.savefig(buf, format="png", dpi=110)
+    plt.close(fig)
+    return jpath, write_atomic(out / f"{stem}.png", buf.getvalue())
+
+
+def _errbar(values: np.ndarray, cis) -> np.ndarray:
+    """``yerr`` of matplotlib from means and ``[low, high]`` intervals (nan -> no bar)."""
+    lo = np.array([c[0] for c in cis], np.float64)
+    hi = np.array([c[1] for c in cis], np.float64)
+    return np.nan_to_num(np.vstack([values - lo, hi - values]))
+
+
+def plot_results(res: dict, plt):
+    """The arena's figure: the headline first, the paired score difference per deal of each
+    pair of agents (95% CI), then each agent's score per deal, and for one-against-the-rest
+    games the score and win rate by role."""
     labs = res["agents"]
-    panels = 3 if res["by_role"] else 2
-    fig, axes = plt.subplots(1, panels, figsize=(4.2 * panels, 3.6))
+    has_roles = bool(res["by_role"])
+    panels = 4 if has_roles else 2
+    fig, axes = plt.subplots(1, panels, figsize=(4.6 * panels, 4.0))
+    unit = "points per deal"
+    # 1. paired differences (the headline)
+    ax = axes[0]
+    pairs = list(res["pairwise"])
+    m = np.array([res["pairwise"][p]["score_diff"] for p in pairs])
+    y = np.arange(len(pairs))[::-1]
+    ax.errorbar(m, y, xerr=_errbar(m, [res["pairwise"][p]["ci"] for p in pairs]), fmt="o",
+                color="#C44E52", capsize=5, label="mean, 95% CI")
+    for yi, mi, p in zip(y, m, pairs):
+        lo, hi = res["pairwise"][p]["ci"]
+        ax.annotate(f"{mi:+.2f} [{lo:+.2f}, {hi:+.2f}]", (mi, yi), textcoords="offset points",
+                    xytext=(0, 8), ha="center", fontsize=8)
+    ax.axvline(0, color="k", lw=0.8, ls="--", label="no difference")
+    ax.set_yticks(y, pairs)
+    ax.set_ylim(-0.7, len(pairs) - 0.3)
+    ax.set_xlabel(f"score difference ({unit})")
+    ax.set_title("paired difference per deal (duplicate)")
+    ax.legend(fontsize=8, loc="lower right")
+    # 2. score per deal of each agent
+    ax = axes[1]
     x = np.arange(len(labs))
-    for ax, key, ci, title in ((axes[0], "score", "score_ci", "score per deal"),
-                               (axes[1], "win_rate", "win_rate_ci", "win rate")):
-        m = np.array([res["per_agent"][a][key] for a in labs])
-        lo = np.array([res["per_agent"][a][ci][0] for a in labs])
-        hi = np.array([res["per_agent"][a][ci][1] for a in labs])
-        ax.bar(x, m, yerr=np.nan_to_num(np.vstack([m - lo, hi - m])), capsize=4,
-               color="#4C72B0")
-        ax.set_xticks(x, labs)
-        ax.set_title(f"{title} (95% CI)")
-        ax.axhline(0, color="k", lw=0.6)
-    if res["by_role"]:
-        ax = axes[2]
+    m = np.array([res["per_agent"][a]["score"] for a in labs])
+    ax.bar(x, m, yerr=_errbar(m, [res["per_agent"][a]["score_ci"] for a in labs]), capsize=4,
+           color="#4C72B0", label="mean, 95% CI")
+    ax.axhline(0, color="k", lw=0.6)
+    ax.set_xticks(x, labs)
+    ax.set_xlabel("agent")
+    ax.set_ylabel(f"score ({unit})")
+    ax.set_title("score per deal")
+    ax.legend(fontsize=8)
+    if has_roles:
         roles = list(next(iter(res["by_role"].values())))
         wdt = 0.8 / len(roles)
-        for i, role in enumerate(roles):
-            m = np.array([res["by_role"][a][role]["win_rate"] for a in labs])
-            lo = np.array([res["by_role"][a][role]["win_rate_ci"][0] for a in labs])
-            hi = np.array([res["by_role"][a][role]["win_rate_ci"][1] for a in labs])
-            ax.bar(x + (i - (len(roles) - 1) / 2) * wdt, m, wdt, label=role,
-                   yerr=np.nan_to_num(np.vstack([m - lo, hi - m])), capsize=3)
-        ax.set_xticks(x, labs)
-        ax.set_ylim(0, 1)
-        ax.set_title("win rate by role")
-        ax.legend(fontsize=8)
-    fig.suptitle(f"{res['game']}: {res['deals']} duplicate deals")
+        for ax, key, ylabel, title in (
+                (axes[2], "score", "score (points per game)", "score by role (95% CI)"),
+                (axes[3], "win_rate", "win rate (share of games won)",
+                 "win rate by role (Wilson 95% CI)")):
+            for i, role in enumerate(roles):
+                st = [res["by_role"][a][role] for a in labs]
+                v = np.array([s[key] for s in st], np.float64)
+                ax.bar(x + (i - (len(roles) - 1) / 2) * wdt, np.nan_to_num(v), wdt, label=role,
+                       yerr=_errbar(v, [s.get(f"{key}_ci", [math.nan, math.nan]) for s in st]),
+                       capsize=3)
+            ax.set_xticks(x, labs)
+            ax.set_xlabel("agent")
+            ax.set_ylabel(ylabel)
+            ax.set_title(title)
+            ax.legend(fontsize=8, title="role")
+            if key == "win_rate":
+                ax.set_ylim(0, 1)
+            else:
+                ax.axhline(0, color="k", lw=0.6)
+    fig.suptitle(f"{res['game']}: {res['deals']} duplicate deals x {len(res['lineups'])} "
+                 f"lineups, seed {res['seed']}")
     fig.tight_layout()
-    ppath = out / f"{stem}.png"
-    fig.savefig(ppath, dpi=110)
-    plt.close(fig)
-    return jpath, ppath
+    return fig
 
 
 def main_arena(game: str, agents: str, deals: int, seed: int, options: dict, out: Optional[str],
-               lineups: str = "auto", progress: bool = True, stream=None, save_replays=None,
+               lineups: str = "auto", progress: bool = True, stream=None,
+               resume: bool = False, save_replays=None,
                save_replays_top: Optional[int] = None) -> dict:
-    """What ``cardenvs arena`` does: run, print the table, write JSON and PNG."""
+    """What ``cardenvs arena`` does: check ``out`` is writable, run (saving progress to
+    ``out``; ``resume`` continues it), print the table, write JSON and PNG atomically."""
     stream = sys.stdout if stream is None else stream
     res = run_arena(game, agents, deals, seed=seed, options=options, lineups=lineups,
-                    progress=progress, save_replays=save_replays,
-                    save_replays_top=save_replays_top)
+                    progress=progress, out_dir=out or None, resume=resume,
+                    save_replays=save_replays, save_replays_top=save_replays_top)
     print(format_results(res), file=stream)
     if save_replays:
         print(f"wrote {len(res['replays'])} replays to {save_replays}", file=stream)
     if out:
         j, p = write_results(res, out)
+        ppath = progress_path(out, game, res["agents"])
+        with contextlib.suppress(FileNotFoundError):
+            ppath.unlink()
         print(f"wrote {j}" + (f" and {p}" if p else " (no matplotlib: no PNG)"), file=stream)
     return res

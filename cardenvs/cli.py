@@ -1,7 +1,9 @@
 """The ``cardenvs`` command line.
 
 ``cardenvs demo GAME [--seed S] [--option key=value ...]`` plays one seeded deal between
-uniform-random agents and prints it; ``cardenvs list`` shows the games and their options;
+uniform-random agents and prints it; ``cardenvs list [GAME]`` shows the games: players,
+options, the action layout (id range of each block) and the observation layout (index range
+of each field);
 ``cardenvs moves GAME HAND [PREV]`` asks the rules query API; ``cardenvs arena GAME --agents
 rules,random --deals N`` plays duplicate deals between agents; ``cardenvs play GAME`` lets you
 play against them in the terminal; ``cardenvs replay FILE.json [--html OUT.html]`` checks a
@@ -54,6 +56,47 @@ def demo(game: str, seed: int, options: dict, out=sys.stdout) -> str:
     return text
 
 
+def wrap_items(items: Sequence[str], width: int = 100, first: str = "", indent: str = "    ",
+               sep: str = ", ") -> list[str]:
+    """Lines of at most ``width`` characters holding ``items`` joined by ``sep``, broken only
+    between items (an item longer than a line gets a line of its own); the first line starts
+    with ``first``, the others with ``indent``."""
+    lines, line, empty = [], first, True
+    for i, item in enumerate(items):
+        piece = item + (sep if i < len(items) - 1 else "")
+        if not empty and len(line + piece.rstrip()) > width:
+            lines.append(line.rstrip())
+            line = indent
+        line += piece
+        empty = False
+    if not empty or first.strip():
+        lines.append(line.rstrip())
+    return lines
+
+
+def _ranges(spans: dict, closed: bool) -> list[str]:
+    """``{"play": (0, 153), "pass": (153, 154)}`` -> ``["play 0-152", "pass 153"]`` (ids) or,
+    with ``closed=False``, ``["hand [0:52)", ...]`` (index ranges)."""
+    if closed:
+        return [f"{name} {a}" if b - a == 1 else f"{name} {a}-{b - 1}"
+                for name, (a, b) in spans.items()]
+    return [f"{name} [{a}:{b})" for name, (a, b) in spans.items()]
+
+
+def describe_game(name: str, width: int = 100) -> str:
+    """What ``cardenvs list`` prints for one game: the title, players and teams, action and
+    observation sizes, options, and the action and observation layouts."""
+    import cardenvs
+
+    g = cardenvs.make_game(name)
+    lines = [f"{name} ({g.info.title}): {g.n_players} players ({g.info.teams}), "
+             f"{g.n_actions} actions, observation of {g.layout.size}"]
+    lines += wrap_items([f"{k}={v!r}" for k, v in g.info.options.items()], width, "  options: ")
+    lines += wrap_items(_ranges(g.blocks, True), width, "  actions (ids): ")
+    lines += wrap_items(_ranges(g.layout.offsets, False), width, "  observation (index ranges): ")
+    return "\n".join(lines)
+
+
 def main(argv: Optional[Sequence[str]] = None) -> int:
     parser = argparse.ArgumentParser(prog="cardenvs", description=__doc__.split("\n\n")[0])
     sub = parser.add_subparsers(dest="cmd", required=True)
@@ -62,7 +105,9 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--option", "-o", action="append", type=parse_option, default=[],
                    metavar="KEY=VALUE", help="a game option, e.g. -o auction=fixed (repeatable)")
-    sub.add_parser("list", help="list the games, their players and options")
+    li = sub.add_parser("list", help="list the games: players, options, action and observation "
+                                     "layouts")
+    li.add_argument("game", nargs="?", default=None, help="only this game")
     m = sub.add_parser("moves", help="list the legal plays of a hand (rules query API)")
     m.add_argument("game")
     m.add_argument("hand")
@@ -71,7 +116,8 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     a = sub.add_parser("arena", help="duplicate-deal match between agents, with 95%% CIs")
     a.add_argument("game")
     a.add_argument("--agents", default="rules,random",
-                   help="comma-separated agent names (registry in agents/), e.g. rules,random")
+                   help="comma-separated agent names (registry in agents/), e.g. rules,random; "
+                        "trained:path/to/weights.npz plays your own weights")
     a.add_argument("--deals", type=int, default=200)
     a.add_argument("--seed", type=int, default=0)
     a.add_argument("--out", default="arena_results", help="folder for the JSON and PNG ('' = none)")
@@ -81,6 +127,9 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
                    help="write every game as a replay JSON to DIR (see docs/replay.md)")
     a.add_argument("--save-replays-top", type=int, default=None, metavar="N",
                    help="with --save-replays: only the games of the N most lopsided deals")
+    a.add_argument("--resume", action="store_true",
+                   help="continue an interrupted arena from the progress saved in --out "
+                        "(same agents, deals, seed and options)")
     a.add_argument("--option", "-o", action="append", type=parse_option, default=[],
                    metavar="KEY=VALUE", help="a game option (repeatable)")
     pl = sub.add_parser("play", help="play a deal in the terminal against agents")
@@ -102,19 +151,33 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         if args.cmd == "demo":
             demo(args.game, args.seed, dict(args.option))
         elif args.cmd == "list":
-            for name in cardenvs.GAMES:
-                g = cardenvs.make_game(name)
-                print(f"{name:12s} {g.info.title:28s} players={g.n_players} actions={g.n_actions} "
-                      f"obs={g.layout.size} options={g.info.options}")
+            if args.game is not None and args.game not in cardenvs.GAMES:
+                raise ValueError(f"unknown game {args.game!r}; choose from: "
+                                 f"{', '.join(cardenvs.GAMES)}")
+            for name in [args.game] if args.game else cardenvs.GAMES:
+                print(describe_game(name))
         elif args.cmd == "moves":
             moves = cardenvs.legal_moves(args.game, args.hand, args.prev, prev_type=args.prev_type)
             print(" ".join(moves) if moves else "(no legal play: pass)")
         elif args.cmd == "arena":
-            from .arena import main_arena
+            import signal
 
-            main_arena(args.game, args.agents, args.deals, args.seed, dict(args.option),
-                       args.out or None, lineups=args.lineups, progress=not args.no_progress,
-                       save_replays=args.save_replays, save_replays_top=args.save_replays_top)
+            from .arena import ArenaInterrupted, main_arena
+
+            def _term(signum, frame):  # a kill saves the progress like Ctrl-C
+                raise KeyboardInterrupt
+
+            old = signal.signal(signal.SIGTERM, _term)
+            try:
+                main_arena(args.game, args.agents, args.deals, args.seed, dict(args.option),
+                           args.out or None, lineups=args.lineups,
+                           progress=not args.no_progress, resume=args.resume,
+                           save_replays=args.save_replays, save_replays_top=args.save_replays_top)
+            except ArenaInterrupted as e:
+                print(f"cardenvs: {e}", file=sys.stderr)
+                return 130
+            finally:
+                signal.signal(signal.SIGTERM, old)
         elif args.cmd == "replay":
             from .replay_html import main_replay
 
@@ -126,6 +189,9 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     except (ValueError, TypeError) as e:
         print(f"cardenvs: error: {e}", file=sys.stderr)
         return 2
+    except KeyboardInterrupt:
+        print("cardenvs: interrupted", file=sys.stderr)
+        return 130
     return 0
 
 

@@ -8,22 +8,36 @@ kitty, your role) and the numbered legal moves.  Type:
 * cards in the rules notation (``33344``, ``TJQKA``, ``BR``), or ``body+kickers``
   (``333444+59``) to fix a reading; ``pass``; ``bid 2``; ``bury 7`` / ``bury D7`` ... —
   the same strings as ``env.action_to_string``;
+* with wild jokers (Da Niangniang, Lanxi Wulong) either the cards you hold (``AAAB``: the
+  small joker stands for the missing ace), the effective play (``AAAA``) or the bracket
+  notation (``45R[6]78``: the big joker as the 6), whose joker choice then answers the
+  game's joker pick by itself;
 * ``#k`` for the k-th listed move; ``?`` for help and every legal move; ``q`` to quit.
 
-Cards that can be played several ways (``333444555666``) list the readings to pick from.
-Other players' card plays, passes and bids are shown as they happen; private picks (burying)
-are not.
+Cards that can be played several ways (``333444555666``) list the readings to pick from;
+a typo such as ``pss`` gets a suggestion.  Other players' card plays, passes, bids and joker
+picks are shown as they happen; private picks (burying, the exchange) only as such.  In
+Wakeng your diamonds are listed beside the hand (``bury D7`` buries the 7 of diamonds).
+Ctrl-C or ``q`` ends the game.
 """
 
 from __future__ import annotations
 
+import difflib
+import shutil
 import sys
 from typing import Callable, Optional
 
 import numpy as np
 
-#: action blocks whose actions every player sees
-PUBLIC_BLOCKS = {"play", "pass", "bid", "open", "declare", "double"}
+from .cli import wrap_items
+
+#: action blocks whose actions every player sees (joker picks: how a wild joker in a card
+#: play on the table is read)
+PUBLIC_BLOCKS = {"play", "pass", "bid", "open", "declare", "double", "pick", "joker"}
+#: words a player may type (besides cards), for suggestions on typos
+WORDS = ("pass", "bid", "bury", "open", "not open", "declare", "double", "take", "return",
+         "joker", "quit", "help")
 SHOW_MOVES = 40
 
 HELP = ("Type cards (e.g. 33344, TJQKA, 333444+59), 'pass', 'bid 2', 'bury 7', ... as listed; "
@@ -56,6 +70,12 @@ def describe_turn(env, seat: int, legal: np.ndarray, info: dict) -> str:
     lines = [f"--- your turn: player_{seat}" + _role_text(info, seat) +
              (f", phase {info['phase']}" if "phase" in info else "") + " ---"]
     lines.append(f"hand: {g.deck.format(s[hand_off(seat):hand_off(seat) + 16])}")
+    diamonds = _card_field(g, obs, "diamonds") if "diamonds" in g.layout.offsets else None
+    if diamonds is not None:
+        held = [f"D{g.deck.order[r]}" for r in range(g.deck.n_ranks) if diamonds[r]]
+        lines.append("diamonds in your hand: " + (" ".join(held) if held else "none") +
+                     (" ('bury D7' buries the 7 of diamonds, 'bury 7' another 7)"
+                      if any(g.block_of(int(a)) == "bury" for a in legal) else ""))
     kitty = _card_field(g, obs, "kitty")
     if kitty is not None and kitty.any():
         lines.append(f"kitty: {g.deck.format(kitty)}")
@@ -80,17 +100,71 @@ def _role_text(info: dict, seat: int) -> str:
     return ""
 
 
-def format_moves(game, legal: np.ndarray, limit: Optional[int] = None) -> str:
-    """``[1] pass  [2] 44 ...`` (the first ``limit`` moves)."""
+def format_moves(game, legal: np.ndarray, limit: Optional[int] = None,
+                 width: Optional[int] = None) -> str:
+    """``moves: [1] pass  [2] 44 ...`` (the first ``limit`` moves), wrapped to ``width``
+    (default: the terminal's) between moves, never inside one."""
+    if width is None:
+        width = max(40, shutil.get_terminal_size((100, 24)).columns - 1)
     shown = legal if limit is None else legal[:limit]
-    text = "  ".join(f"[{i + 1}] {game.action_to_string(int(a))}" for i, a in enumerate(shown))
+    items = [f"[{i + 1}] {game.action_to_string(int(a))}" for i, a in enumerate(shown)]
     if limit is not None and len(legal) > limit:
-        text += f"  ... {len(legal) - limit} more ('?' lists all)"
-    return "moves: " + text
+        items.append(f"... {len(legal) - limit} more ('?' lists all)")
+    return "\n".join(wrap_items(items, width, "moves: ", "       ", "  "))
 
 
-def parse_move(game, text: str, legal: np.ndarray) -> int:
-    """The legal action the player typed; ``ValueError`` with a helpful message otherwise."""
+def _wild_slots(game) -> tuple[tuple[int, ...], tuple[int, ...]]:
+    """``(joker slots, wild joker slots)`` of a wild-joker game; ``((), ())`` otherwise."""
+    js = getattr(game, "joker_slots", None)
+    if js is None:
+        return (), ()
+    return tuple(int(j) for j in js), tuple(int(j) for j in getattr(game, "wild_slots", js))
+
+
+def _stand_in_rows(game, typed: np.ndarray, rows: list[int]) -> list[tuple[int, list[str]]]:
+    """The card-play ``rows`` made from exactly the ``typed`` cards with at least one wild
+    joker standing in for a missing natural card (``AAAB`` -> ``AAAA``), each with the joker
+    picks it implies when they are unambiguous (``["B[A]"]``), else ``[]``."""
+    js, ws = _wild_slots(game)
+    if not ws or not any(typed[j] for j in ws):
+        return []
+    naturals = [r for r in range(game.deck.n_ranks) if r not in js]
+    out = []
+    for a in rows:
+        e = game.tab.counts[a]
+        if int(e.sum()) != int(typed.sum()):
+            continue
+        if any(typed[r] > e[r] for r in naturals) or any(e[j] > typed[j] for j in js):
+            continue
+        if any(typed[j] != e[j] for j in js if j not in ws):
+            continue
+        need = [(r, int(e[r] - typed[r])) for r in naturals if e[r] > typed[r]]
+        if not need or not any(typed[r] for r in naturals):
+            continue
+        spare = [j for j in ws if typed[j] > e[j]]
+        picks = []
+        if len(spare) == 1:  # one kind of joker stands in: the picks follow
+            J = game.deck.order[spare[0]]
+            picks = [f"{J}[{game.deck.order[r]}]" for r, k in need for _ in range(k)]
+        out.append((int(a), picks))
+    return out
+
+
+def _suggest(game, text: str, legal: np.ndarray) -> str:
+    """``"; did you mean 'pass'?"`` for a near miss of a word or a listed move, else ``""``."""
+    low = text.strip().lower()
+    options = list(WORDS) + [game.action_to_string(int(a)).lower() for a in legal]
+    close = difflib.get_close_matches(low, list(dict.fromkeys(options)), n=1, cutoff=0.6)
+    return f"; did you mean {close[0]!r}?" if close else ""
+
+
+def parse_move(game, text: str, legal: np.ndarray, picks: Optional[list] = None) -> int:
+    """The legal action the player typed; ``ValueError`` with a helpful message otherwise.
+
+    In a wild-joker game the cards may be typed as held (``AAAB``), as the effective play
+    (``AAAA``) or in the bracket notation (``45R[6]78``); the joker picks the writing implies
+    (``"R[6]"``) are appended to ``picks`` when it is given (:func:`play` answers the game's
+    joker pick with them)."""
     t = text.strip()
     if not t:
         raise ValueError("type a move (or '?' for help)")
@@ -104,40 +178,80 @@ def parse_move(game, text: str, legal: np.ndarray) -> int:
         return int(legal[k - 1])
     low = t.lower()
     T = game.pass_id
-    words = ("pass", "bid", "bury", "open", "not open", "declare", "double")
-    if not any(low.startswith(w) for w in words):
+    words = ("pass", "bid", "bury", "open", "not open", "declare", "double", "take", "return",
+             "joker")
+    js, ws = _wild_slots(game)
+    if not any(low.startswith(w) for w in words) and not (ws and _is_pick(game, t)):
         if not (legal < T).any():
-            raise ValueError(f"{text.strip()!r}: no card play now; choose one of the listed moves")
+            raise ValueError(f"{text.strip()!r}: no card play now; choose one of the listed "
+                             f"moves" + _suggest(game, t, legal))
         t = t.upper().replace(" ", "")
         if "+" not in t:
-            counts = game.table.play_deck.parse(t, what="move")
-            rows = [int(a) for a in legal if a < T
-                    and tuple(game.tab.counts[a]) == tuple(int(c) for c in counts)]
-            if len(rows) == 1:
-                return rows[0]
-            if len(rows) > 1:
-                opts = ", ".join(f"#{list(legal).index(r) + 1} {game.table.reading(r)}"
-                                 for r in rows)
-                raise ValueError(f"{t} can be played several ways: {opts}; pick one with #k "
-                                 f"or write body+kickers")
+            implied: list[str] = []
+            if "[" in t and ws:
+                from .core.wild import parse_wild
+
+                wp = parse_wild(t, game.deck, js, ws, what="move")
+                counts = wp.effective
+                implied = [f"{game.deck.order[j]}[{game.deck.order[r]}]"
+                           for j, r in zip(*np.nonzero(wp.stands)) for _ in range(wp.stands[j, r])]
+            else:
+                try:
+                    counts = game.table.play_deck.parse(t, what="move")
+                except ValueError as e:
+                    raise ValueError(f"{e}{_suggest(game, text, legal)}") from None
+            plays = [int(a) for a in legal if a < T]
+            found = [(a, implied) for a in plays
+                     if tuple(game.tab.counts[a]) == tuple(int(c) for c in counts)]
+            if "[" not in t:  # the cards held, jokers standing in ("AAAB"); "444RR" may be
+                # 444 with two jokers as themselves or 444KK: both are listed
+                found += [f for f in _stand_in_rows(game, np.asarray(counts), plays)
+                          if f[0] not in {r for r, _ in found}]
+            if len(found) == 1:
+                if picks is not None:
+                    picks.extend(found[0][1])
+                return found[0][0]
+            if len(found) > 1:
+                opts = ", ".join(f"#{list(legal).index(r) + 1} {game.action_to_string(r)}"
+                                 + (f" ({game.table.reading(r)})" if not ws else "")
+                                 for r, _ in found)
+                raise ValueError(f"{t} can be played several ways: {opts}; pick one with #k"
+                                 + ("" if ws else " or write body+kickers"))
             raise ValueError(f"you cannot play {game.deck.format(counts)} now" +
                              (" (it does not beat the play on the table or is not a combination)"
                               if T in legal else " (not a combination you hold)"))
-    a = game.string_to_action(t)
+    try:
+        a = game.string_to_action(t)
+    except ValueError as e:
+        raise ValueError(f"{e}{_suggest(game, text, legal)}") from None
     if a not in legal:
         raise ValueError(f"{game.action_to_string(a)!r} is not legal now")
     return int(a)
 
 
+def _is_pick(game, text: str) -> bool:
+    """Whether ``text`` is one of the game's joker-pick strings (``B[5]``)."""
+    try:
+        a = game.string_to_action(text.strip())
+    except (ValueError, TypeError):
+        return False
+    return game.block_of(a) == "pick"
+
+
 def _public(game, action: int) -> str:
+    """How another player's action is shown: card plays, passes, bids, joker picks as
+    written (a pick ``R[6]`` as "joker R as 6"); a private choice only as such."""
     block = game.block_of(action)
+    text = game.action_to_string(action)
+    if block == "pick" and len(text) >= 4 and text[1] == "[":
+        return f"joker {text[0]} as {text[2:-1]}"
     if block in PUBLIC_BLOCKS:
-        return game.action_to_string(action)
-    return f"({block} pick)"
+        return text
+    return f"(a private {block} choice)"
 
 
 def play(game: str, agents="rules", seat: int = 0, seed: Optional[int] = None,
-         options: Optional[dict] = None, input_fn: Callable[[str], str] = input,
+         options: Optional[dict] = None, input_fn: Optional[Callable[[str], str]] = None,
          out=None) -> Optional[np.ndarray]:
     """Play one deal of ``game`` at ``seat`` against agents; returns the rewards per seat
     (``None`` when the player quits).  ``input_fn`` / ``out`` make it scriptable."""
@@ -146,6 +260,7 @@ def play(game: str, agents="rules", seat: int = 0, seed: Optional[int] = None,
     from .arena import env_for_agents, import_agents, parse_agents
 
     out = sys.stdout if out is None else out
+    input_fn = input if input_fn is None else input_fn
     if game not in cardenvs.GAMES:
         raise ValueError(f"unknown game {game!r}; choose from: {', '.join(cardenvs.GAMES)}")
     names = parse_agents(agents) if isinstance(agents, (list, tuple)) or "," in agents else [agents]
@@ -153,7 +268,7 @@ def play(game: str, agents="rules", seat: int = 0, seed: Optional[int] = None,
     env, _ = env_for_agents(game, names, options)
     g = env.unwrapped.game
     for nm in set(names):
-        reason = mod.agent_class(nm).unsupported(g)
+        reason = mod.unsupported(nm, g)
         if reason is not None:
             raise ValueError(f"agent {nm!r} cannot play {game}: {reason}")
     n = g.n_players
@@ -172,34 +287,60 @@ def play(game: str, agents="rules", seat: int = 0, seed: Optional[int] = None,
     env.reset(seed=seed)
     index = {a: i for i, a in enumerate(env.possible_agents)}
     total = np.zeros(n)
-    for agent in env.agent_iter():
-        obs, r, term, trunc, info = env.last()
-        i = index[agent]
-        total[i] += r
-        if term or trunc:
-            env.step(None)
-            continue
-        legal = info["legal_actions"]
-        if i == seat:
-            print(describe_turn(env, seat, legal, info), file=out)
-            try:
-                a = _ask(g, legal, input_fn, out)
-            except Quit:
-                print("bye", file=out)
-                return None
+    picks: list[str] = []  # joker picks implied by the player's last card play ("R[6]")
+    try:
+        for agent in env.agent_iter():
+            obs, r, term, trunc, info = env.last()
+            i = index[agent]
+            total[i] += r
+            if term or trunc:
+                env.step(None)
+                continue
+            legal = info["legal_actions"]
+            if i == seat:
+                a = _typed_pick(g, legal, picks)
+                if a is not None:
+                    print(f"you: {_public(g, a)} (as you wrote it)", file=out)
+                    env.step(a)
+                    continue
+                picks.clear()
+                print(describe_turn(env, seat, legal, info), file=out)
+                try:
+                    a = _ask(g, legal, input_fn, out, picks)
+                except Quit:
+                    print("bye", file=out)
+                    return None
+                env.step(a)
+                continue
+            nm, bot = bots[i]
+            a = bot.act(obs, legal, info)
+            print(f"player_{i} ({nm}): {_public(g, a)}", file=out)
             env.step(a)
-            continue
-        nm, bot = bots[i]
-        a = bot.act(obs, legal, info)
-        print(f"player_{i} ({nm}): {_public(g, a)}", file=out)
-        env.step(a)
+    except KeyboardInterrupt:
+        print("\ninterrupted: bye", file=out)
+        return None
     print(env.unwrapped.game.render(env.unwrapped.state_vec), end="", file=out)
     print("rewards: " + ", ".join(f"player_{i} {total[i]:+g}" for i in range(n))
           + f"  (you: {total[seat]:+g})", file=out)
     return total
 
 
-def _ask(game, legal: np.ndarray, input_fn, out) -> int:
+def _typed_pick(game, legal: np.ndarray, picks: list) -> Optional[int]:
+    """The joker pick the player's bracket writing already made (``R[6]``), when it is one
+    of the legal actions now; consumed from ``picks``."""
+    if not picks:
+        return None
+    by_text = {game.action_to_string(int(a)): int(a) for a in legal}
+    want = picks[0]
+    rank = want[2:-1]
+    for text in (want, f"joker as {rank}"):
+        if text in by_text and game.block_of(by_text[text]) in ("pick", "joker"):
+            picks.pop(0)
+            return by_text[text]
+    return None
+
+
+def _ask(game, legal: np.ndarray, input_fn, out, picks: Optional[list] = None) -> int:
     while True:
         try:
             text = input_fn("> ")
@@ -213,6 +354,6 @@ def _ask(game, legal: np.ndarray, input_fn, out) -> int:
             print(format_moves(game, legal), file=out)
             continue
         try:
-            return parse_move(game, text, legal)
+            return parse_move(game, text, legal, picks)
         except (ValueError, TypeError) as e:
             print(f"  {e}", file=out)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import io
 import json
 import math
+import os
 
 import numpy as np
 import pytest
@@ -148,6 +149,177 @@ def test_format_and_write_without_roles(tmp_path):
     j, p = write_results(res, tmp_path)
     assert json.loads(j.read_text())["pairwise"]["a - b"]["score_diff"] == 4.0
     assert p is not None and p.exists()
+
+
+# -- lost results: atomic files, --out checked first, progress and --resume, Ctrl-C ---------------
+
+
+def test_unwritable_out_fails_before_any_deal(tmp_path, monkeypatch, capsys):
+    import cardenvs.arena as arena
+
+    played = []
+    monkeypatch.setattr(arena, "play_deal", lambda *a, **k: played.append(1) or (_ for _ in ()).throw(
+        AssertionError("a deal was played")))
+    blocker = tmp_path / "a_file"
+    blocker.write_text("not a folder")
+    rc = main(["arena", "wakeng", "--agents", "rules,random", "--deals", "3",
+               "--out", str(blocker / "sub"), "--no-progress"])
+    assert rc == 2 and not played
+    err = capsys.readouterr().err
+    assert "cannot write the results to" in err and "Traceback" not in err
+
+
+def test_png_written_atomically_over_an_earlier_result(tmp_path, monkeypatch):
+    import matplotlib.figure
+
+    res = run_arena("wakeng", "rules,random", deals=2, seed=1, progress=False)
+    j, p = write_results(res, tmp_path)
+    good_png, good_json = p.read_bytes(), j.read_text()
+
+    def broken_savefig(self, fname, *args, **kwargs):  # dies half-way through the file
+        if hasattr(fname, "write"):
+            fname.write(b"\x89PNG partial")
+        else:
+            with open(fname, "wb") as f:
+                f.write(b"\x89PNG partial")
+        raise OSError("disk full")
+
+    monkeypatch.setattr(matplotlib.figure.Figure, "savefig", broken_savefig)
+    with pytest.raises(OSError, match="disk full"):
+        write_results(res, tmp_path)
+    assert p.read_bytes() == good_png  # the earlier PNG is whole
+    assert j.read_text() == good_json
+    assert sorted(x.name for x in tmp_path.iterdir()) == sorted([j.name, p.name])
+
+
+def _interrupt_after(monkeypatch, calls: int):
+    import cardenvs.arena as arena
+
+    real = arena.play_deal
+    count = {"n": 0}
+
+    def flaky(*a, **k):
+        count["n"] += 1
+        if count["n"] == calls:
+            raise KeyboardInterrupt
+        return real(*a, **k)
+
+    monkeypatch.setattr(arena, "play_deal", flaky)
+    return real
+
+
+def test_interrupted_arena_resumes_to_the_uninterrupted_result(tmp_path, monkeypatch):
+    from cardenvs.arena import ArenaInterrupted, progress_path
+
+    full = run_arena("wakeng", "rules,random", deals=5, seed=4, progress=False)
+    # the warm-up deal is call 1; 6 lineups a deal: call 1 + 6 * 2 + 3 is inside deal 3
+    real = _interrupt_after(monkeypatch, 1 + 6 * 2 + 3)
+    with pytest.raises(ArenaInterrupted, match="interrupted after 2 of 5 deals; progress saved"):
+        run_arena("wakeng", "rules,random", deals=5, seed=4, progress=False, out_dir=tmp_path,
+                  save_seconds=1e9)
+    ppath = progress_path(tmp_path, "wakeng", ["rules", "random"])
+    saved = json.loads(ppath.read_text())
+    assert saved["done"] == 2
+    import cardenvs.arena as arena
+
+    monkeypatch.setattr(arena, "play_deal", real)
+    for bad, what in (({"seed": 5}, "seed"), ({"deals": 6}, "deals"),
+                      ({"options": {"bombs": False}}, "options")):
+        kw = dict(game="wakeng", agents="rules,random", deals=5, seed=4)
+        kw.update(bad)
+        with pytest.raises(ValueError, match=f"other settings \\({what} "):
+            run_arena(progress=False, out_dir=tmp_path, resume=True, **kw)
+    res = run_arena("wakeng", "rules,random", deals=5, seed=4, progress=False,
+                    out_dir=tmp_path, resume=True)
+    assert res["score_per_deal"] == full["score_per_deal"]
+    assert res["by_role"] == full["by_role"] and res["decisions"] == full["decisions"]
+    with pytest.raises(ValueError, match="no saved progress"):
+        run_arena("wakeng", "rules,random", deals=5, seed=4, progress=False,
+                  out_dir=tmp_path / "elsewhere", resume=True)
+
+
+def test_cli_ctrl_c_saves_progress_with_one_line(tmp_path, monkeypatch, capsys):
+    _interrupt_after(monkeypatch, 1 + 6 + 2)
+    rc = main(["arena", "wakeng", "--agents", "rules,random", "--deals", "4", "--seed", "2",
+               "--out", str(tmp_path), "--no-progress"])
+    assert rc == 130
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and err[0].startswith("cardenvs: interrupted after 1 of 4 deals")
+    assert "--resume" in err[0]
+    assert (tmp_path / "arena_wakeng_rules_random.progress.json").exists()
+    assert not (tmp_path / "arena_wakeng_rules_random.json").exists()
+    import cardenvs.arena as arena
+
+    monkeypatch.undo()
+    assert main(["arena", "wakeng", "--agents", "rules,random", "--deals", "4", "--seed", "2",
+                 "--out", str(tmp_path), "--no-progress", "--resume"]) == 0
+    assert json.loads((tmp_path / "arena_wakeng_rules_random.json").read_text())["deals"] == 4
+    # done: the progress file is gone
+    assert not (tmp_path / "arena_wakeng_rules_random.progress.json").exists()
+    assert arena.play_deal.__name__ == "play_deal"
+
+
+def test_png_shows_the_paired_difference_and_score_by_role(tmp_path):
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from cardenvs.arena import plot_results
+
+    res = run_arena("wakeng", "rules,random", deals=3, seed=2, progress=False)
+    fig = plot_results(res, plt)
+    axes = fig.axes
+    titles = [ax.get_title() for ax in axes]
+    assert titles[0] == "paired difference per deal (duplicate)"
+    assert "score by role (95% CI)" in titles and "win rate by role (Wilson 95% CI)" in titles
+    # the headline number is written on the figure, as the table prints it
+    d = res["pairwise"]["rules - random"]
+    label = f"{d['score_diff']:+.2f} [{d['ci'][0]:+.2f}, {d['ci'][1]:+.2f}]"
+    assert label in [t.get_text() for t in axes[0].texts]
+    for ax in axes:
+        assert ax.get_xlabel() and ax.get_legend() is not None
+    assert "points" in axes[0].get_xlabel() and "points" in axes[1].get_ylabel()
+    plt.close(fig)
+    by = res["by_role"]["rules"]["digger"]
+    assert by["score_ci"][0] <= by["score"] <= by["score_ci"][1]
+
+
+def test_compile_notice_only_when_the_cache_is_cold(monkeypatch, capsys):
+    import cardenvs.arena as arena
+
+    assert arena.kernels_cached("wakeng", ["rules"])  # the suite has compiled them
+    assert not arena.kernels_cached("nosuchgame")
+    run_arena("wakeng", "rules,random", deals=1, seed=0, progress=False)
+    assert "compiling" not in capsys.readouterr().err
+    monkeypatch.setattr(arena, "kernels_cached", lambda game, names=(): False)
+    run_arena("wakeng", "rules,random", deals=1, seed=0, progress=False)
+    err = capsys.readouterr().err
+    assert "compiling the numba kernels for wakeng" in err and "kernels compiled in" in err
+
+
+def test_own_weights_as_an_agent(tmp_path):
+    import shutil
+
+    import agents
+
+    src = os.path.join(os.path.dirname(agents.__file__), "weights", "wakeng.npz")
+    mine = tmp_path / "my_wakeng.npz"
+    shutil.copy(src, mine)
+    res = run_arena("wakeng", f"trained:{mine},trained", deals=2, seed=0, progress=False)
+    assert res["agents"] == ["trained:my_wakeng", "trained"]
+    assert res["agent_specs"]["trained:my_wakeng"] == f"trained:{mine}"
+    # the same weights as the shipped ones: every deal the same score
+    a = np.array(res["score_per_deal"]["trained:my_wakeng"])
+    assert np.allclose(a, res["score_per_deal"]["trained"])
+    g = cardenvs.make_game("wakeng")
+    assert agents.make_agent(f"trained:{mine}", g).path == str(mine)
+    with pytest.raises(ValueError, match="no weight file"):
+        run_arena("wakeng", f"trained:{tmp_path / 'none.npz'},rules", deals=1, progress=False)
+    with pytest.raises(ValueError, match="only 'trained' takes an argument"):
+        agents.make_agent("rules:x", g)
+    with pytest.raises(ValueError, match="the weights are for 'wakeng'"):
+        run_arena("doudizhu", f"trained:{mine},rules", deals=1, progress=False)
 
 
 # -- playing in the terminal --------------------------------------------------------------------------

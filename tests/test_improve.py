@@ -152,7 +152,7 @@ def test_targets_are_replays_of_the_same_deal(tmp_path, game_name):
 
 def test_favourite_is_rolled_out_and_short_run_exports_margin(tmp_path):
     out = tmp_path / "run"
-    rc = main(["wakeng", "--minutes", "0.15", "--out", str(out), "--batch", "32", "--buffer", "256",
+    rc = main(["wakeng", "--minutes", "0.3", "--out", str(out), "--batch", "32", "--buffer", "256",
                "--hidden", "32,16", "--select-deals", "3", "--margins", "0,0.5", "--no-progress",
                "--seed", "3"])
     assert rc == 0
@@ -303,3 +303,64 @@ def test_wulong_declaration_is_an_other_decision(tmp_path):
     for i, (_, legal) in enumerate(pos):
         masks[i, legal] = 1
     assert agent.act_batch(np.stack([o for o, _ in pos]), masks).tolist() == expect
+
+
+def test_minutes_bound_the_margin_selection_too(tmp_path):
+    import time
+
+    # 400 selection deals x 3 seats x 7 margin triples (the teacher's own included) take minutes: the run must still end
+    # near its 0.2-minute budget (the selection timed first, its deals cut to fit)
+    cfg = ImproveConfig(game="wakeng", out=str(tmp_path / "run"), minutes=0.2, batch=32,
+                        buffer=256, hidden=(32, 16), select_deals=400, margins=(0.0, 0.5),
+                        progress=False, seed=3)
+    tr = Improve(cfg)
+    t0 = time.perf_counter()
+    res = tr.run()
+    took = time.perf_counter() - t0
+    assert took < 12.0 + 5.0, took
+    assert res["stopped"] is None
+    assert len(res["margins"]) == 6 and 0 < res["margins"][0]["deals"] < 400
+
+
+def test_sigterm_checkpoints_and_resume_drops_discarded_log_rows(tmp_path):
+    import csv
+    import os
+    import signal
+    import subprocess
+    import sys
+
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    out = tmp_path / "run"
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "train.improve", "wakeng", "--minutes", "5", "--out", str(out),
+         "--batch", "32", "--buffer", "256", "--hidden", "32,16", "--select-deals", "3",
+         "--no-progress", "--seed", "3"],
+        cwd=root, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    import time
+
+    time_limit = 240.0
+    t = time.monotonic()
+    while not (out / "checkpoint.pt").exists():  # written after the first update
+        assert proc.poll() is None, proc.stderr.read()[-2000:]
+        assert time.monotonic() - t < time_limit, "no checkpoint"
+        time.sleep(0.2)
+    time.sleep(1.0)
+    proc.send_signal(signal.SIGTERM)
+    rc = proc.wait(timeout=60)
+    err = proc.stderr.read()
+    assert rc == 128 + signal.SIGTERM, err[-2000:]
+    assert "stopped by SIGTERM" in err and "Traceback" not in err
+    ck = torch.load(out / "checkpoint.pt", map_location="cpu", weights_only=False)
+    assert ck["counters"]["updates"] >= 1
+    # a log row of work after the checkpoint (as a SIGKILL would leave) is dropped on resume
+    with open(out / "log.csv", newline="") as f:
+        rows = list(csv.DictReader(f))
+    assert int(rows[-1]["decisions"]) == ck["counters"]["decisions"]
+    with open(out / "log.csv", "a", newline="") as f:
+        late = dict(rows[-1], decisions=str(ck["counters"]["decisions"] + 5))
+        csv.DictWriter(f, fieldnames=list(rows[0])).writerow(late)
+    tr = Improve(ImproveConfig(game="wakeng", out=str(out), batch=32, buffer=256, hidden=(32, 16),
+                               progress=False), resume=True)
+    assert tr.counters == ck["counters"]
+    with open(out / "log.csv", newline="") as f:
+        assert list(csv.DictReader(f)) == rows

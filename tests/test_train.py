@@ -399,3 +399,123 @@ def test_margin_loss_makes_the_greedy_action_the_teachers(tmp_path):
         agreement[margin] = float((greedy == act).mean())
     assert len(pos) > 50
     assert agreement[0.5] > 0.9 and agreement[0.5] > agreement[0.0] + 0.3, agreement
+
+
+# -- stopping and resuming a real run (a subprocess, signals) ---------------------------------
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+_RUN = ["wakeng", "--minutes", "5", "--envs", "8", "--hidden", "32", "--batch", "64",
+        "--eval-deals", "0", "--log-seconds", "0.3", "--no-progress", "--seed", "3"]
+
+
+def _log_rows(path) -> list[dict]:
+    if not os.path.exists(path):
+        return []
+    with open(path, newline="") as f:
+        return list(csv.DictReader(f))
+
+
+def _start_run(out):
+    import subprocess
+    import sys
+
+    return subprocess.Popen([sys.executable, "-m", "train.dmc", *_RUN, "--out", str(out)],
+                            cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+
+
+def _wait_for(pred, proc, what: str, timeout: float = 240.0) -> None:
+    import time
+
+    t = time.monotonic()
+    while not pred():
+        if proc.poll() is not None:
+            raise AssertionError(f"the run ended (rc {proc.returncode}) before {what}: "
+                                 f"{proc.stderr.read()[-2000:]}")
+        if time.monotonic() - t > timeout:
+            proc.kill()
+            raise AssertionError(f"no {what} after {timeout:.0f} s")
+        time.sleep(0.2)
+
+
+def _increasing(rows, key, strict: bool = True) -> bool:
+    v = [float(r[key]) for r in rows]
+    return all(a < b if strict else a <= b for a, b in zip(v, v[1:]))
+
+
+def test_sigterm_checkpoints_and_resume_continues(tmp_path):
+    import signal
+
+    out = tmp_path / "run"
+    proc = _start_run(out)
+    # training under way (a few log rows), long before the 5-minute periodic checkpoint
+    _wait_for(lambda: len(_log_rows(out / "log.csv")) >= 3, proc, "three log rows")
+    proc.send_signal(signal.SIGTERM)
+    rc = proc.wait(timeout=60)
+    err = proc.stderr.read()
+    assert rc == 128 + signal.SIGTERM, err[-2000:]
+    assert "stopped by SIGTERM" in err and "Traceback" not in err
+    ck = torch.load(out / "checkpoint.pt", map_location="cpu", weights_only=False)
+    rows = _log_rows(out / "log.csv")
+    # the checkpoint holds the last logged step: nothing the log shows is lost
+    assert ck["counters"]["updates"] >= 1
+    assert int(rows[-1]["decisions"]) == ck["counters"]["decisions"]
+    assert (out / "wakeng.npz").exists()
+    # resume: counters continue from the checkpoint, the log goes on without repeats
+    t2 = DMC(_short_cfg(out, envs=8, hidden=(32,), batch=64, eval_deals=0, log_seconds=0.3,
+                        max_updates=ck["counters"]["updates"] + 3), resume=True)
+    assert t2.counters == ck["counters"]
+    sd = t2.net.state_dict()
+    assert all(torch.equal(sd[k].cpu(), v) for k, v in ck["net"].items())
+    res = t2.run()
+    assert res["updates"] == ck["counters"]["updates"] + 3 and res["stopped"] is None
+    rows2 = _log_rows(out / "log.csv")
+    assert rows2[:len(rows)] == rows and len(rows2) > len(rows)
+    assert _increasing(rows2, "decisions") and _increasing(rows2, "train_s", strict=False)
+
+
+def test_killed_run_resumes_from_first_checkpoint_and_drops_discarded_log_rows(tmp_path):
+    import signal
+
+    out = tmp_path / "run"
+    proc = _start_run(out)
+
+    def beyond_checkpoint() -> bool:
+        # a checkpoint exists (written after the first update) and the log has gone past it
+        if not (out / "checkpoint.pt").exists():
+            return False
+        try:
+            ck = torch.load(out / "checkpoint.pt", map_location="cpu", weights_only=False)
+        except Exception:  # being replaced
+            return False
+        rows = _log_rows(out / "log.csv")
+        return len(rows) >= 2 and int(rows[-1]["decisions"]) > ck["counters"]["decisions"]
+
+    _wait_for(beyond_checkpoint, proc, "checkpoint with later log rows")
+    proc.send_signal(signal.SIGKILL)  # no chance to save: only the checkpoints written so far
+    proc.wait(timeout=60)
+    ck = torch.load(out / "checkpoint.pt", map_location="cpu", weights_only=False)
+    before = _log_rows(out / "log.csv")
+    assert int(before[-1]["decisions"]) > ck["counters"]["decisions"]
+    t2 = DMC(_short_cfg(out, envs=8, hidden=(32,), batch=64, eval_deals=0, log_seconds=0.3,
+                        max_updates=ck["counters"]["updates"] + 2), resume=True)
+    kept = _log_rows(out / "log.csv")
+    assert kept == [r for r in before if int(r["decisions"]) <= ck["counters"]["decisions"]]
+    t2.run()
+    rows = _log_rows(out / "log.csv")
+    assert _increasing(rows, "decisions") and _increasing(rows, "train_s", strict=False)
+
+
+def test_minutes_bound_the_whole_run_evaluations_included(tmp_path):
+    import time
+
+    # 600 evaluation deals against random at each of 3 seats take far longer than the
+    # 0.25-minute budget: the evaluations are cut to fit it instead of running after it
+    cfg = _short_cfg(tmp_path / "run", minutes=0.25, envs=8, hidden=(32,), batch=64,
+                     eval_deals=600, eval_minutes=10.0)
+    t = DMC(cfg)
+    t0 = time.perf_counter()
+    res = t.run()
+    took = time.perf_counter() - t0
+    assert took < 15.0 + 4.0, took  # one chunk of deals and the files may run past the budget
+    assert res["updates"] > 0
+    assert all(0 < r["deals"] < 600 for r in t.eval_history)

@@ -17,9 +17,9 @@ def main(argv=None) -> int:
         print(f"unknown training method {method!r}", file=sys.stderr)
         return 2
     try:
-        module = importlib.import_module(f"train.{method}")
+        module = importlib.import_module(f"{__package__}.{method}")
     except ModuleNotFoundError as e:
-        if e.name == f"train.{method}":
+        if e.name == f"{__package__}.{method}":
             print(f"unknown training method {method!r} (no module train/{method}.py)", file=sys.stderr)
             return 2
         raise

@@ -51,18 +51,27 @@ drives any :class:`cardenvs.core.game.Game` through its methods (``new_state``, 
   when ``tensorboard`` is installed, and ``GAME.npz``: the numpy weights of
   :mod:`agents.trained` (copy to ``agents/weights/GAME.npz`` to ship them).
 
+* **Time and stopping**: ``--minutes`` is the wall-clock budget of the session, everything
+  included (evaluations are played in chunks up to the deadline, and the loop stops early
+  enough for the final one); SIGTERM or Ctrl-C ends the session with a checkpoint (exit status
+  128 + the signal), as does the first update of a session; ``--resume`` drops the rows of
+  ``log.csv`` / ``eval.csv`` logged after the checkpoint it continues from.
+
 Run ``python -m train.dmc GAME --minutes 10 --out runs/GAME``; ``--help`` lists every option.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import copy
 import csv
 import json
 import math
 import os
+import signal
 import sys
+import threading
 import time
 from dataclasses import asdict, dataclass, field
 from typing import Any, Optional, Sequence
@@ -72,10 +81,88 @@ import torch
 from torch import nn
 from torch.nn import functional as F
 
-from agents.trained import save_weights, segment_argmax
+from cardenvs.arena import agents_module, import_agents
 from cardenvs.cli import parse_option
 
+# the agents package beside this one: ``agents`` in a checkout, ``cardenvs.agents`` installed
+_trained = agents_module("trained")
+save_weights, segment_argmax = _trained.save_weights, _trained.segment_argmax
+
 _SEED_MAX = 2**62
+
+
+# ---------------------------------------------------------------------------------------------
+# stopping cleanly: SIGTERM / SIGINT, and the run's log after a resume
+# ---------------------------------------------------------------------------------------------
+class Stopped(Exception):
+    """Raised inside an abortable phase (an evaluation) when a stop signal arrives."""
+
+
+class StopSignals:
+    """While active (``with StopSignals() as stop``), SIGTERM and SIGINT set ``stop.signum``
+    instead of killing the process, so a trainer's loop can finish its step, checkpoint and
+    return; inside ``with stop.abortable():`` (work that can be thrown away, e.g. an
+    evaluation) a signal raises :class:`Stopped` at once.  Handlers are installed only in the
+    main thread (elsewhere Python cannot); the previous handlers come back on exit."""
+
+    def __init__(self):
+        self.signum: Optional[int] = None
+        self._old: dict = {}
+        self._abortable = 0
+
+    def __enter__(self) -> "StopSignals":
+        if threading.current_thread() is threading.main_thread():
+            for sig in (signal.SIGTERM, signal.SIGINT):
+                self._old[sig] = signal.signal(sig, self._handle)
+        return self
+
+    def __exit__(self, *exc) -> None:
+        for sig, handler in self._old.items():
+            signal.signal(sig, handler)
+        self._old.clear()
+
+    def _handle(self, signum, frame) -> None:
+        self.signum = signum
+        if self._abortable:
+            raise Stopped(signal.Signals(signum).name)
+
+    @property
+    def name(self) -> Optional[str]:
+        return None if self.signum is None else signal.Signals(self.signum).name
+
+    @contextlib.contextmanager
+    def abortable(self):
+        """A phase a signal may cut short (raising :class:`Stopped`)."""
+        if self.signum is not None:
+            raise Stopped(self.name)
+        self._abortable += 1
+        try:
+            yield
+        finally:
+            self._abortable -= 1
+
+
+def truncate_csv(path: str, column: str, limit: float) -> int:
+    """Drop the rows of ``path`` whose ``column`` exceeds ``limit`` (the work a resumed run
+    discarded: logged after the checkpoint it resumes from); rewrites the file atomically.
+    Returns the number of rows dropped (0 when the file does not exist)."""
+    if not os.path.exists(path):
+        return 0
+    with open(path, newline="") as f:
+        reader = csv.DictReader(f)
+        fields = reader.fieldnames or []
+        rows = list(reader)
+    if column not in fields:
+        return 0
+    keep = [r for r in rows if r[column] in ("", None) or float(r[column]) <= limit]
+    if len(keep) == len(rows):
+        return 0
+    with open(path + ".tmp", "w", newline="") as f:
+        w = csv.DictWriter(f, fieldnames=fields)
+        w.writeheader()
+        w.writerows(keep)
+    os.replace(path + ".tmp", path)
+    return len(rows) - len(keep)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -224,8 +311,7 @@ class TorchPolicy:
 def make_eval_agent(name: str, game, seed: int):
     """An evaluation opponent from the agents registry (``agents.make_agent``), or ``None``
     (with the reason) when that agent is not available or cannot play ``game``."""
-    import agents
-
+    agents = import_agents()
     try:
         reason = agents.unsupported(name, game)
         if reason is None:
@@ -379,8 +465,12 @@ class DMC:
             self.teacher, reason = make_eval_agent(cfg.teacher, g, seed=cfg.seed + 31)
             if self.teacher is None:
                 raise ValueError(f"teacher {cfg.teacher!r} cannot be used: {reason}")
+        self._eval_s = 0.0  # seconds of the latest evaluation (reserved at the end of a run)
         if ckpt is not None:
             self._load(ckpt)
+            # rows logged after the checkpoint describe work this run discards
+            for name in ("log.csv", "eval.csv"):
+                truncate_csv(os.path.join(cfg.out, name), "decisions", self.counters["decisions"])
         else:
             self.scale = (random_return_scale(g, self.rng) if cfg.reward_scale == "auto"
                           else float(cfg.reward_scale))
@@ -397,6 +487,7 @@ class DMC:
         self._loss_sum, self._loss_n, self._q_sum = 0.0, 0, 0.0
         self._teacher_s, self._teaching, self._margin_sum = 0.0, False, 0.0
         self._tb = None
+        self._stop: Optional[StopSignals] = None
 
     # -- checkpoints ---------------------------------------------------------------------------
     def _load(self, ckpt: dict) -> None:
@@ -414,6 +505,7 @@ class DMC:
             self.teacher.rng.bit_generator.state = rng_state
         self.eval_history = list(ckpt["eval_history"])
         self.scale = float(ckpt["reward_scale"])
+        self._eval_s = float(ckpt.get("eval_s", 0.0))
 
     def save_checkpoint(self) -> str:
         """Write ``checkpoint.pt`` atomically; returns its path."""
@@ -425,6 +517,7 @@ class DMC:
             "opp_index": self.opp_index, "np_rng": self.rng.bit_generator.state,
             "torch_rng": torch.get_rng_state(), "counters": dict(self.counters),
             "eval_history": list(self.eval_history), "reward_scale": self.scale,
+            "eval_s": self._eval_s,
         }
         trng = getattr(self.teacher, "rng", None)
         if isinstance(trng, np.random.Generator):
@@ -623,7 +716,7 @@ class DMC:
         """The teacher's action in each position (``obs [B, D]``, legal ids per position): one
         ``act_batch`` call when the teacher's class vectorises it, else one ``act`` per
         position (the legal ids given, the mask filled in a reused buffer)."""
-        from agents.base import Agent
+        Agent = agents_module("base").Agent
 
         t0 = time.perf_counter()
         agent, B = self.teacher, len(ids)
@@ -754,26 +847,47 @@ class DMC:
         self.counters["decisions"] += N
 
     # -- evaluation ----------------------------------------------------------------------------
-    def evaluate(self) -> list[dict]:
-        """Play the evaluation deals against each ``--eval-agents`` agent; record and return."""
+    def evaluate(self, deadline: Optional[float] = None) -> list[dict]:
+        """Play the evaluation deals against each ``--eval-agents`` agent; record and return.
+
+        With a ``deadline`` (a ``time.perf_counter()`` value) the deals are played in chunks
+        and the evaluation stops at the first chunk boundary past it (each row says how many
+        deals it has; none when not one chunk fitted).  A stop signal during it discards the
+        evaluation (returns ``[]``)."""
         cfg = self.cfg
         if cfg.eval_deals <= 0:
             return []
+        t0 = time.perf_counter()
         seeds = np.random.default_rng(cfg.seed + 7919).integers(_SEED_MAX, size=cfg.eval_deals)
         self.net.eval()
         rows = []
-        for name in cfg.eval_agents:
-            agent, reason = make_eval_agent(name, self.game, seed=cfg.seed + 17)
-            if agent is None:
-                if not getattr(self, "_warned_" + name, False):
-                    print(f"[dmc] evaluation against {name!r} skipped: {reason}", file=sys.stderr)
-                    setattr(self, "_warned_" + name, True)
-                continue
-            res = summarize(duplicate_returns(self.game, self.policy, agent, seeds))
-            res.update(opponent=name, train_s=round(self.counters["train_s"], 1),
-                       decisions=self.counters["decisions"], updates=self.counters["updates"])
-            rows.append(res)
-        self.net.train()
+        try:
+            with (self._stop.abortable() if self._stop is not None else contextlib.nullcontext()):
+                for name in cfg.eval_agents:
+                    agent, reason = make_eval_agent(name, self.game, seed=cfg.seed + 17)
+                    if agent is None:
+                        if not getattr(self, "_warned_" + name, False):
+                            print(f"[dmc] evaluation against {name!r} skipped: {reason}", file=sys.stderr)
+                            setattr(self, "_warned_" + name, True)
+                        continue
+                    chunk = len(seeds) if deadline is None else max(1, min(25, len(seeds) // 4))
+                    parts = []
+                    for i in range(0, len(seeds), chunk):
+                        if deadline is not None and time.perf_counter() >= deadline:
+                            break
+                        parts.append(duplicate_returns(self.game, self.policy, agent,
+                                                       seeds[i:i + chunk]))
+                    if not parts:
+                        continue
+                    res = summarize(np.concatenate(parts))
+                    res.update(opponent=name, train_s=round(self.counters["train_s"], 1),
+                               decisions=self.counters["decisions"], updates=self.counters["updates"])
+                    rows.append(res)
+        except Stopped:
+            return []
+        finally:
+            self.net.train()
+        self._eval_s = time.perf_counter() - t0
         self.eval_history.extend(rows)
         _append_csv(os.path.join(cfg.out, "eval.csv"), rows)
         if self._tb is not None:
@@ -784,18 +898,41 @@ class DMC:
 
     # -- main loop -----------------------------------------------------------------------------
     def run(self) -> dict:
-        """Train for ``cfg.minutes`` (this session), evaluating, logging and checkpointing."""
+        """Train within ``cfg.minutes`` of wall-clock time for this session, everything
+        included: the first evaluation, training (with periodic evaluations and checkpoints),
+        and the final evaluation, checkpoint and export (the training loop stops early enough
+        for the final evaluation, timed by the latest one, to fit).
+
+        SIGTERM / SIGINT end the session cleanly: the current step finishes (an evaluation in
+        progress is dropped), then the checkpoint and the weights are written and ``run``
+        returns with ``"stopped"`` set to the signal's name; ``--resume`` continues from there.
+        A checkpoint is also written right after the session's first update, so a run killed
+        outright (SIGKILL) loses at most the minutes since its latest checkpoint.
+        """
+        with StopSignals() as stop:
+            self._stop = stop
+            try:
+                return self._run(stop)
+            finally:
+                self._stop = None
+
+    def _run(self, stop: StopSignals) -> dict:
         cfg = self.cfg
+        t_start = time.perf_counter()
+        deadline = t_start + 60.0 * cfg.minutes
         os.makedirs(cfg.out, exist_ok=True)
         self._tb = _tensorboard(cfg.out)
         with open(os.path.join(cfg.out, "config.json"), "w") as f:
             json.dump(asdict(cfg), f, indent=1, default=str)
         budget = 60.0 * cfg.minutes
         self._start_selfplay()
-        if not self.eval_history:
-            self._print_eval(self.evaluate())
+        if not self.eval_history:  # at most a quarter of the budget
+            self._print_eval(self.evaluate(deadline=t_start + 0.25 * budget))
+        evaluated_at = self.counters["updates"]
         t0 = time.perf_counter()
         base_s = self.counters["train_s"]
+        updates0 = self.counters["updates"]
+        saved = False
         last_log = last_eval = last_ckpt = t0
         log_dec, log_t = self.counters["decisions"], t0
         self._log_t, self._teacher_s = t0, 0.0
@@ -804,43 +941,60 @@ class DMC:
             from tqdm import tqdm
 
             bar = tqdm(total=int(budget), unit="s", desc=f"dmc {cfg.game}", dynamic_ncols=True)
-        shown = 0
-        while True:
+            bar.update(min(int(t0 - t_start), int(budget)))
+        shown = bar.n if bar is not None else 0
+        while stop.signum is None:
             now = time.perf_counter()
             self.counters["train_s"] = base_s + (now - t0)
-            if now - t0 >= budget or (cfg.max_updates and self.counters["updates"] >= cfg.max_updates):
+            # what the end of the session needs: the final evaluation and the files
+            reserve = 1.2 * self._eval_s + 1.0
+            if now >= deadline - reserve or (cfg.max_updates and self.counters["updates"] >= cfg.max_updates):
                 break
             self.step()
             while self._q_n >= cfg.batch:
                 self._update()
+            if not saved and self.counters["updates"] > updates0:
+                # the first learning step of the session: from now on there is work to lose
+                self.save_checkpoint()
+                saved, last_ckpt = True, time.perf_counter()
             if now - last_log >= cfg.log_seconds:
                 rate = (self.counters["decisions"] - log_dec) / max(now - log_t, 1e-9)
                 row = self._log_row(rate)
                 log_dec, log_t, last_log = self.counters["decisions"], now, now
                 if bar is not None:
                     bar.set_postfix(dec_s=f"{rate:.0f}", loss=f"{row['loss']:.4f}", upd=row["updates"])
-            if bar is not None and int(now - t0) > shown:
-                bar.update(min(int(now - t0), int(budget)) - shown)
-                shown = min(int(now - t0), int(budget))
-            if now - last_eval >= cfg.eval_interval_s():
-                self._print_eval(self.evaluate())
-                last_eval = time.perf_counter()
+            elapsed = int(time.perf_counter() - t_start)
+            if bar is not None and elapsed > shown:
+                bar.update(min(elapsed, int(budget)) - shown)
+                shown = min(elapsed, int(budget))
+            # a periodic evaluation only when the final one still fits after it
+            if (now - last_eval >= cfg.eval_interval_s()
+                    and time.perf_counter() + 2 * reserve < deadline):
+                self._print_eval(self.evaluate(deadline=deadline - reserve))
+                last_eval, evaluated_at = time.perf_counter(), self.counters["updates"]
             if now - last_ckpt >= 60.0 * cfg.ckpt_minutes:
                 self.save_checkpoint()
                 last_ckpt = time.perf_counter()
         if bar is not None:
             bar.close()
+        self.counters["train_s"] = base_s + (time.perf_counter() - t0)
         elapsed = time.perf_counter() - t0
         rate = (self.counters["decisions"] - log_dec) / max(time.perf_counter() - log_t, 1e-9)
         self._log_row(rate)
-        final = self.evaluate()
+        final = []  # the network after its last update, unless that was evaluated already
+        if stop.signum is None and self.counters["updates"] != evaluated_at:
+            final = self.evaluate(deadline=deadline - 1.0)
         self._print_eval(final)
         ckpt = self.save_checkpoint()
         weights = self.export()
         if self._tb is not None:
             self._tb.close()
+        if stop.signum is not None:
+            print(f"[dmc] stopped by {stop.name} after {self.counters['updates']} updates: "
+                  f"checkpoint {ckpt}, weights {weights}; continue with --resume",
+                  file=sys.stderr, flush=True)
         return {"checkpoint": ckpt, "weights": weights, "eval": final, "session_s": elapsed,
-                **self.counters}
+                "stopped": stop.name, **self.counters}
 
     def _log_row(self, rate: float) -> dict:
         now = time.perf_counter()
@@ -929,14 +1083,17 @@ def plot_eval(history: list[dict], path: str, game: str) -> None:
 # ---------------------------------------------------------------------------------------------
 
 
-def run_parser(module: str, doc: str, minutes: float, seed: int) -> argparse.ArgumentParser:
+def run_parser(module: str, doc: str, minutes: float, seed: int,
+               covers: str) -> argparse.ArgumentParser:
     """The arguments every trainer's command line shares (``python -m train.MODULE``): the
-    game, ``--out`` (default ``runs/MODULE_GAME``), ``--minutes``, ``--resume``, ``--option``
-    and ``--seed``."""
+    game, ``--out`` (default ``runs/MODULE_GAME``), ``--minutes`` (``covers``: what its
+    budget includes, for the help), ``--resume``, ``--option`` and ``--seed``."""
     p = argparse.ArgumentParser(prog=f"python -m train.{module}", description=doc.split("\n\n")[0])
     p.add_argument("game", help="registry name (cardenvs.GAMES)")
     p.add_argument("--out", default=None, help=f"output dir (default runs/{module}_GAME)")
-    p.add_argument("--minutes", type=float, default=minutes, help="time budget of this session")
+    p.add_argument("--minutes", type=float, default=minutes,
+                   help=f"wall-clock minutes of this session, everything included ({covers}); "
+                        f"SIGTERM / Ctrl-C stop early, writing the checkpoint")
     p.add_argument("--resume", action="store_true", help="continue from OUT/checkpoint.pt")
     p.add_argument("--option", "-o", action="append", type=parse_option, default=[],
                    metavar="KEY=VALUE", help="a game option (repeatable)")
@@ -946,7 +1103,9 @@ def run_parser(module: str, doc: str, minutes: float, seed: int) -> argparse.Arg
 
 def build_parser() -> argparse.ArgumentParser:
     d = Config(game="")
-    p = run_parser("dmc", __doc__, d.minutes, d.seed)
+    p = run_parser("dmc", __doc__, d.minutes, d.seed,
+                   covers="the first and final evaluations, training with its periodic "
+                          "evaluations and checkpoints, the final checkpoint and export")
     p.add_argument("--envs", type=int, default=d.envs, help="games stepped in lockstep")
     p.add_argument("--hidden", default=",".join(map(str, d.hidden)), help="hidden layer sizes")
     p.add_argument("--lr", type=float, default=d.lr)
@@ -1021,7 +1180,8 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     if a.export:
         trainer.export(a.export)
     print(json.dumps({k: v for k, v in res.items() if k != "eval"}, default=str))
-    return 0
+    # the shell's convention for a process ended by a signal: 128 + its number
+    return 128 + int(signal.Signals[res["stopped"]]) if res["stopped"] else 0
 
 
 if __name__ == "__main__":

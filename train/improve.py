@@ -48,6 +48,11 @@ teacher's, 95% CI), ``margins.png``, ``checkpoint.pt`` (network, optimiser, coun
 ``--resume`` continues with an empty replay buffer) and ``GAME.npz`` (copy to
 ``agents/weights/GAME.npz`` to ship it).
 
+``--minutes`` bounds the whole session: the margin selection is timed on a few deals first
+and the training stops early enough for it to fit (its deals are cut when it alone would take
+more than half the budget).  SIGTERM or Ctrl-C ends the session with a checkpoint and no
+weights (``--resume`` continues; ``log.csv`` drops the rows logged after the checkpoint).
+
 Run ``python -m train.improve GAME --minutes 30 --out runs/improve_GAME``.
 """
 
@@ -57,6 +62,7 @@ import argparse
 import json
 import math
 import os
+import signal
 import sys
 import time
 from dataclasses import asdict, dataclass, field
@@ -66,15 +72,17 @@ import numpy as np
 import torch
 from torch.nn import functional as F
 
-from agents.trained import (
-    MARGIN_KEYS, action_margins, choose_with_prior, other_actions, segment_argmax,
-)
+from cardenvs.arena import agents_module
 
 from .dmc import (
-    QNet, TorchPolicy, _append_csv, duplicate_returns, export_weights, make_eval_agent,
-    random_return_scale, run_parser,
+    QNet, StopSignals, Stopped, TorchPolicy, _append_csv, duplicate_returns, export_weights,
+    make_eval_agent, random_return_scale, run_parser, truncate_csv,
 )
 
+_trained = agents_module("trained")
+MARGIN_KEYS, action_margins, choose_with_prior = (
+    _trained.MARGIN_KEYS, _trained.action_margins, _trained.choose_with_prior)
+other_actions, segment_argmax = _trained.other_actions, _trained.segment_argmax
 _SEED_MAX = 2**62
 #: ``--decisions``: where the data comes from (and which margins are chosen at the end)
 DECISIONS = ("all", "other", "pass")
@@ -180,6 +188,8 @@ class Improve:
             self.counters.update(ck["counters"])
             self.rng.bit_generator.state = ck["np_rng"]
             self.scale = float(ck["reward_scale"])
+            # rows logged after the checkpoint describe work this run discards
+            truncate_csv(os.path.join(cfg.out, "log.csv"), "decisions", self.counters["decisions"])
         else:
             self.scale = (random_return_scale(g, self.rng) if cfg.reward_scale == "auto"
                           else float(cfg.reward_scale))
@@ -374,14 +384,57 @@ class Improve:
         return path
 
     # -- main loop -------------------------------------------------------------------------------
+    def _sweep_triples(self) -> int:
+        """How many margin triples :meth:`select_margin` plays (the teacher's own score included)."""
+        if self.cfg.select_deals == 0:
+            return 0
+        kinds = {"all": 3, "other": 1, "pass": 1}[self.cfg.decisions]
+        return 1 + kinds * len(self.cfg.margins)
+
+    def _selection_seconds(self, deals: int = 2) -> float:
+        """Estimated seconds of :meth:`select_margin`: ``deals`` duplicate deals played with
+        the network overriding wherever it may (margins 0), timed, scaled to the sweep."""
+        n = self._sweep_triples()
+        if n == 0:
+            return 0.0
+        deals = min(deals, self.cfg.select_deals)
+        t = time.perf_counter()
+        self.margin_returns([(0.0, 0.0, 0.0)], deals, seed=self.cfg.seed + 1)
+        return (time.perf_counter() - t) / deals * self.cfg.select_deals * n
+
     def run(self) -> dict:
+        """Train and choose the margins within ``cfg.minutes`` of wall-clock time, everything
+        included: the margin selection's time is estimated first (a few timed deals), and the
+        training stops early enough for it to fit; when the selection alone would take more
+        than half of the budget, ``select_deals`` is lowered to fit in that half (a note says
+        so).  SIGTERM / SIGINT stop the session: the checkpoint is written and ``run`` returns
+        with ``"stopped"`` set (no selection, no weights; ``--resume`` continues).  A
+        checkpoint is also written right after the session's first update."""
+        with StopSignals() as stop:
+            return self._run(stop)
+
+    def _run(self, stop: StopSignals) -> dict:
         cfg = self.cfg
+        t_start = time.perf_counter()
+        budget = 60.0 * cfg.minutes
+        deadline = t_start + budget
         os.makedirs(cfg.out, exist_ok=True)
         with open(os.path.join(cfg.out, "config.json"), "w") as f:
             json.dump(asdict(cfg), f, indent=1, default=str)
-        budget = 60.0 * cfg.minutes
+        select_s = self._selection_seconds()
+        if select_s > budget / 2 and cfg.select_deals > 1:
+            fit = max(1, int(cfg.select_deals * (budget / 2) / select_s))
+            print(f"[improve] the margin selection over {cfg.select_deals} deals would take about "
+                  f"{select_s / 60:.1f} minutes, more than half of the {cfg.minutes:g}: {fit} deals "
+                  f"instead",
+                  file=sys.stderr, flush=True)
+            select_s *= fit / cfg.select_deals
+            cfg.select_deals = fit
+        reserve = 1.2 * select_s + 2.0  # selection, checkpoint and export
         t0 = time.perf_counter()
         base_s = self.counters["train_s"]
+        updates0 = self.counters["updates"]
+        saved = False
         owed = 0.0
         last_log = t0
         bar = None
@@ -389,33 +442,47 @@ class Improve:
             from tqdm import tqdm
 
             bar = tqdm(total=int(budget), unit="s", desc=f"improve {cfg.game}", dynamic_ncols=True)
-        shown = 0
-        while True:
+            bar.update(min(int(t0 - t_start), int(budget)))
+        shown = bar.n if bar is not None else 0
+        while stop.signum is None:
             now = time.perf_counter()
             self.counters["train_s"] = base_s + (now - t0)
-            if now - t0 >= budget:
+            if now >= deadline - reserve:
                 break
             owed += self.collect_deal() * cfg.reuse / cfg.batch
             if self.buf.n >= 4 * cfg.batch:
                 while owed >= 1.0:
                     self._loss.append(self.update())
                     owed -= 1.0
+            if not saved and self.counters["updates"] > updates0:
+                self.save_checkpoint()  # the session's first update: there is work to lose
+                saved = True
             if now - last_log >= cfg.log_seconds:
-                row = {"train_s": round(self.counters["train_s"], 1),
-                       **{k: v for k, v in self.counters.items() if k != "train_s"},
-                       "pair_loss": float(np.mean(self._loss)) if self._loss else float("nan")}
-                self._loss = []
-                _append_csv(os.path.join(cfg.out, "log.csv"), [row])
+                row = self._log_row()
                 last_log = now
                 if bar is not None:
                     bar.set_postfix(dec=row["decisions"], upd=row["updates"], loss=f"{row['pair_loss']:.4f}")
-            if bar is not None and int(now - t0) > shown:
-                bar.update(min(int(now - t0), int(budget)) - shown)
-                shown = min(int(now - t0), int(budget))
+            elapsed = int(time.perf_counter() - t_start)
+            if bar is not None and elapsed > shown:
+                bar.update(min(elapsed, int(budget)) - shown)
+                shown = min(elapsed, int(budget))
         if bar is not None:
             bar.close()
+        self.counters["train_s"] = base_s + (time.perf_counter() - t0)
+        self._log_row()
         self.save_checkpoint()
-        margin, rows = self.select_margin()
+        if stop.signum is None:
+            try:
+                with stop.abortable():
+                    margin, rows = self.select_margin()
+            except Stopped:
+                pass
+        if stop.signum is not None:
+            print(f"[improve] stopped by {stop.name} after {self.counters['updates']} updates: "
+                  f"checkpoint {os.path.join(cfg.out, 'checkpoint.pt')} (no margin selection, "
+                  f"no weights); continue with --resume", file=sys.stderr, flush=True)
+            return {"weights": None, "margin": None, "margins": [], "stopped": stop.name,
+                    **self.counters}
         if rows:
             _append_csv(os.path.join(cfg.out, "margins.csv"), rows)
             plot_margins(rows, os.path.join(cfg.out, "margins.png"), cfg.game, cfg.teacher)
@@ -427,7 +494,16 @@ class Improve:
             print(f"[improve] chosen: play {margin[0]:g}, other {margin[1]:g}, pass {margin[2]:g}",
                   file=sys.stderr, flush=True)
         weights = self.export(margin)
-        return {"weights": weights, "margin": margin, "margins": rows, **self.counters}
+        return {"weights": weights, "margin": margin, "margins": rows, "stopped": None,
+                **self.counters}
+
+    def _log_row(self) -> dict:
+        row = {"train_s": round(self.counters["train_s"], 1),
+               **{k: v for k, v in self.counters.items() if k != "train_s"},
+               "pair_loss": float(np.mean(self._loss)) if self._loss else float("nan")}
+        self._loss = []
+        _append_csv(os.path.join(self.cfg.out, "log.csv"), [row])
+        return row
 
 
 class _PriorPolicy:
@@ -471,7 +547,9 @@ def plot_margins(rows: list[dict], path: str, game: str, teacher: str) -> None:
 
 def build_parser() -> argparse.ArgumentParser:
     d = ImproveConfig(game="")
-    p = run_parser("improve", __doc__, d.minutes, d.seed)
+    p = run_parser("improve", __doc__, d.minutes, d.seed,
+                   covers="timing the margin selection, collecting and training, the margin "
+                          "selection, checkpoint and export")
     p.add_argument("--teacher", default=d.teacher, help="the agent whose play is improved")
     p.add_argument("--alts", type=int, default=d.alts, help="alternative actions rolled out per decision")
     p.add_argument("--decisions", default=d.decisions, choices=DECISIONS,
@@ -513,10 +591,11 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         print(f"error: {e}", file=sys.stderr)
         return 2
     res = trainer.run()
-    if a.export:
+    if a.export and not res["stopped"]:
         trainer.export(res["margin"], a.export)
     print(json.dumps({k: v for k, v in res.items() if k != "margins"}, default=str))
-    return 0
+    # the shell's convention for a process ended by a signal: 128 + its number
+    return 128 + int(signal.Signals[res["stopped"]]) if res["stopped"] else 0
 
 
 if __name__ == "__main__":
