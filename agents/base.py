@@ -8,8 +8,9 @@ it is made, and then answers one question::
 
 * ``observation`` is what the AEC environment's ``observe(agent)`` returns: a dict with
   ``"observation"`` (float32 vector laid out by ``game.layout``) and ``"action_mask"``;
-* ``legal`` is ``infos[agent]["legal_actions"]`` (int64 ids); when ``None`` the mask's set
-  entries are used;
+* ``legal`` is ``env.unwrapped.legal_actions()`` (int64 ids; also
+  ``infos[agent]["legal_actions"]`` with ``info_legal_actions=True``); when ``None`` the
+  mask's set entries are used;
 * ``info`` (optional) is ``infos[agent]``; the built-in agents never need it.
 
 Everything an agent may know is in the observation (its hand, the play to beat and who made
@@ -89,7 +90,7 @@ def legal_ids(observation: dict, legal: Optional[np.ndarray]) -> np.ndarray:
     if legal is None:
         if not isinstance(observation, dict) or "action_mask" not in observation:
             raise TypeError("observation must be the env's dict with 'observation' and "
-                            "'action_mask' (or pass legal=infos[agent]['legal_actions'])")
+                            "'action_mask' (or pass legal=env.unwrapped.legal_actions())")
         legal = np.flatnonzero(observation["action_mask"])
     legal = np.asarray(legal, np.int64)
     if legal.size == 0:

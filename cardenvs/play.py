@@ -179,7 +179,7 @@ def play(game: str, agents="rules", seat: int = 0, seed: Optional[int] = None,
         if term or trunc:
             env.step(None)
             continue
-        legal = info["legal_actions"]
+        legal = env.unwrapped.legal_actions()
         if i == seat:
             print(describe_turn(env, seat, legal, info), file=out)
             try:
