@@ -23,7 +23,7 @@ from __future__ import annotations
 import importlib
 from typing import Optional
 
-from .base import Agent
+from .base import Agent, as_game
 from .random_agent import RandomAgent
 
 #: registry name -> "module:Class"
@@ -60,14 +60,16 @@ def agent_class(name: str) -> type:
 
 
 def unsupported(name: str, game) -> Optional[str]:
-    """Why agent ``name`` cannot play ``game`` (``None`` when it can)."""
-    return agent_class(name).unsupported(game)
+    """Why agent ``name`` cannot play ``game`` (a registry name or a Game; ``None`` when it
+    can)."""
+    return agent_class(name).unsupported(as_game(game))
 
 
 def make_agent(name: str, game, seed: Optional[int] = None) -> Agent:
-    """An agent by registry name, bound to ``game`` (``env.unwrapped.game``)."""
-    return agent_class(name)(game, seed=seed)
+    """An agent by registry name, bound to ``game``: a game's registry name (``"wakeng"``,
+    default options) or a compiled Game (``env.unwrapped.game``)."""
+    return agent_class(name)(as_game(game), seed=seed)
 
 
-__all__ = ["AGENTS", "Agent", "RandomAgent", "agent_class", "make_agent", "register_agent",
-           "unsupported"]
+__all__ = ["AGENTS", "Agent", "RandomAgent", "agent_class", "as_game", "make_agent",
+           "register_agent", "unsupported"]

@@ -31,12 +31,24 @@ from typing import Optional
 import numpy as np
 
 
+def as_game(game):
+    """The compiled game of ``game``: a registry name (any of ``cardenvs.GAMES``, default
+    options) or a Game itself (``env.unwrapped.game``, ``cardenvs.make_game(name, ...)``)."""
+    from cardenvs.vector import _as_game
+
+    return _as_game(game, {})
+
+
 class Agent:
     """Base class of the baseline agents.
 
     Args:
-        game: the compiled game the agent plays (``env.unwrapped.game``).
+        game: the game the agent plays: a registry name (``"wakeng"``) or a compiled Game
+            (``env.unwrapped.game``, for games with options).
         seed: seed of the agent's own ``numpy.random.Generator`` (``None``: fresh entropy).
+
+    Agents pickle (the game by its name and options, see
+    :meth:`cardenvs.core.game.Game.__reduce__`) and play the same after unpickling.
     """
 
     #: registry name
@@ -45,6 +57,7 @@ class Agent:
     required_options: dict = {}
 
     def __init__(self, game, seed: Optional[int] = None):
+        game = as_game(game)
         reason = self.unsupported(game)
         if reason is not None:
             raise ValueError(f"agent {self.name!r} cannot play {game.info.name}: {reason}")
