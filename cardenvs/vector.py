@@ -74,7 +74,10 @@ count (the batch must then be :meth:`reset`); pass a larger ``max_legal`` (up to
 
 **Bad actions**: :meth:`step` checks every action before applying any; an action outside
 ``[0, A)`` or illegal for its slot's seat to move is a ``ValueError`` naming the slot, the
-action and the legal ids, and leaves every game untouched.
+action and the legal ids, and leaves every game untouched.  This raw engine has no player to
+penalise, so it always raises; the views over the games (the AEC env, SeatEnv, SeatVecEnv)
+default to ``illegal="lose"`` (PettingZoo's convention: the mover's game ends with
+``illegal_reward``) and take ``illegal="raise"`` for this behaviour.
 """
 
 from __future__ import annotations

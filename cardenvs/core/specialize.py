@@ -10,8 +10,8 @@ source with its kernel parameters (those named ``k_*``) turned into module globa
 from the game's kernel module, decorated ``@njit(cache=True)``, and imports it; numba then
 caches its machine code like any other function, and a new process loads it in well under a
 second.  The generated module's text carries a fingerprint of every source it depends on (the
-template's module, the kernels' modules, ``cardenvs/core`` and ``cardenvs/games``, numba's and
-Python's versions): when one changes, the text changes, the file is rewritten and numba
+template's own source and the values of the globals it reads, the kernels' modules,
+``cardenvs/core`` and ``cardenvs/games``, numba's and Python's versions): when one changes, the text changes, the file is rewritten and numba
 compiles afresh (numba's own cache only watches the file of the function itself).
 
 The modules live in ``$CARDENVS_CACHE_DIR`` when set, else in ``cardenvs/__pycache__/engines``
@@ -95,7 +95,9 @@ def cache_dir() -> Path:
     return Path(base) / "cardenvs" / "engines"
 
 
-def _fingerprint(extra_files) -> str:
+def _fingerprint(extra_files, extra_text: str = "") -> str:
+    """A hash of ``cardenvs/core`` and ``cardenvs/games``, numba's and Python's versions,
+    ``extra_files`` and ``extra_text``."""
     global _FINGERPRINT
     if _FINGERPRINT is None:
         h = hashlib.sha256()
@@ -109,7 +111,17 @@ def _fingerprint(extra_files) -> str:
     h = hashlib.sha256(_FINGERPRINT.encode())
     for f in sorted(set(extra_files)):
         h.update(Path(f).read_bytes())
+    h.update(extra_text.encode())
     return h.hexdigest()[:32]
+
+
+def _stable_repr(value) -> str:
+    """``repr`` of a constant; a function by its module and name (its source is hashed with
+    its module's file)."""
+    if isinstance(value, (bool, int, float, str, bytes, tuple)):
+        return repr(value)
+    py = getattr(value, "py_func", value)
+    return f"{getattr(py, '__module__', '?')}.{getattr(py, '__qualname__', type(value).__name__)}"
 
 
 def _kernel_ref(dispatcher) -> Optional[tuple[str, str]]:
@@ -167,9 +179,14 @@ def specialize(template, game, label: str) -> Optional[Specialized]:
     spec = _SPECS.get(key)
     if spec is not None:
         return spec
-    files = [inspect.getfile(template.py_func)]
-    files += [sys.modules[m].__file__ for m, _ in kernels.values()]
-    fingerprint = _fingerprint(files)
+    # the template's own source and the values of the globals it reads (not its whole
+    # module: editing the rest of cardenvs/vector.py does not recompile the engines)
+    py = template.py_func
+    module = vars(sys.modules[py.__module__])
+    glob_values = {n: _stable_repr(module[n]) for n in py.__code__.co_names
+                   if n in module and n not in kernels}
+    files = [sys.modules[m].__file__ for m, _ in kernels.values()]
+    fingerprint = _fingerprint(files, inspect.getsource(py) + repr(sorted(glob_values.items())))
     kmods = sorted({m for m, _ in kernels.values()})
     stem = "_".join([template.py_func.__name__.strip("_")]
                     + [m.rsplit(".", 1)[-1] for m in kmods])
