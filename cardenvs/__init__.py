@@ -31,7 +31,8 @@ GYM_IDS = {"doudizhu": "cardenvs/DouDizhu-Seat-v0", "doudizhu4": "cardenvs/DouDi
            "wakeng": "cardenvs/Wakeng-Seat-v0", "niangniang": "cardenvs/Niangniang-Seat-v0",
            "wulong": "cardenvs/Wulong-Seat-v0"}
 
-__all__ = ["GAMES", "GYM_IDS", "doudizhu_v0", "doudizhu4_v0", "wakeng_v0", "niangniang_v0", "wulong_v0", "game_info", "legal_moves", "make_game", "__version__"]
+__all__ = ["GAMES", "GYM_IDS", "doudizhu_v0", "doudizhu4_v0", "wakeng_v0", "niangniang_v0",
+           "wulong_v0", "game_info", "legal_moves", "make_game", "__version__"]
 
 
 def _register() -> None:

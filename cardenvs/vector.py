@@ -501,7 +501,7 @@ class VectorGame:
             args = (np.int64(op), np.int64(clear), *self._head, slots, actions, *self._tail)
             engine, head = _engine, self._head
             spec = specialize(_engine, self.game, f"the batched engine for {self.game.info.name}")
-            if spec is not None:  # the per-game cached copy, kernels bound (cardenvs.core.specialize)
+            if spec is not None:  # the per-game cached copy, kernels bound as globals
                 engine, args, head = spec.dispatcher, spec.args(args), spec.args((0, 0, *head))[2:]
                 status = spec.call(args)
             else:

@@ -6,7 +6,8 @@ added to the registry is therefore checked here without touching this file.
 
 What is checked (the shared conventions of ``cardenvs.core.aec`` and PettingZoo's AEC API):
 PettingZoo's own ``api_test`` / ``seed_test`` / ``render_test``; the registry entry; pickling
-mid-deal; ``get_state`` / ``set_state``; action strings; masks vs ``legal_actions()`` and ``infos["legal_actions"]`` (``info_legal_actions=True``); fixed-shape infos by default;
+mid-deal; ``get_state`` / ``set_state``; action strings; masks vs ``legal_actions()`` and
+``infos["legal_actions"]`` (``info_legal_actions=True``);
 terminal rewards through dead steps; determinism; observation spaces; illegal actions under
 ``illegal="lose"`` and ``illegal="raise"``.
 """

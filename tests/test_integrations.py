@@ -95,7 +95,8 @@ def test_seat_env_info_holds_the_mask(game):
     assert term
     env = SeatEnv(game, info_legal_actions=True)
     obs, info = env.reset(seed=1)
-    np.testing.assert_array_equal(np.sort(info["legal_actions"]), np.flatnonzero(info["action_mask"]))
+    np.testing.assert_array_equal(np.sort(info["legal_actions"]),
+                                  np.flatnonzero(info["action_mask"]))
 
 
 # -- registrations -------------------------------------------------------------------------------
