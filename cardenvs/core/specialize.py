@@ -8,11 +8,12 @@ process compiled it again: about 15 s per game even with a warm cache.
 :func:`specialize` writes, once per game's kernel set, a small module holding the template's
 source with its kernel parameters (those named ``k_*``) turned into module globals imported
 from the game's kernel module, decorated ``@njit(cache=True)``, and imports it; numba then
-caches its machine code like any other function, and a new process loads it in well under a
-second.  The generated module's text carries a fingerprint of every source it depends on (the
-template's own source and the values of the globals it reads, the kernels' modules,
-``cardenvs/core`` and ``cardenvs/games``, numba's and Python's versions): when one changes, the text changes, the file is rewritten and numba
-compiles afresh (numba's own cache only watches the file of the function itself).
+caches its machine code like any other function, and a new process loads it from there.  The
+generated module's text carries a fingerprint of every source it depends on (the template's
+own source and the values of the globals it reads, the kernels' modules, ``cardenvs/core``
+and ``cardenvs/games``, numba's and Python's versions): when one changes, the text changes,
+the file is rewritten and numba compiles afresh (numba's own cache only watches the file of
+the function itself).
 
 The modules live in ``$CARDENVS_CACHE_DIR`` when set, else in ``cardenvs/__pycache__/engines``
 when the package directory is writable, else in ``$XDG_CACHE_HOME/cardenvs/engines``
