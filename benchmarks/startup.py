@@ -93,7 +93,7 @@ def main(argv=None) -> int:
              f"(wall seconds, {os.cpu_count()} CPUs, load average "
              f"{os.getloadavg()[0]:.1f} at the end; python {sys.version.split()[0]})", "",
              "| game | cold (nothing cached) | engine cold (kernels cached) | warm | warm: "
-             "import / first step | compile notice (cold / warm) |",
+             "import / game tables + first step | compile notice (cold / warm) |",
              "|---|---|---|---|---|---|"]
     for r in rows:
         w = r["warm"]
