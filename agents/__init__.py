@@ -26,7 +26,7 @@ from __future__ import annotations
 import importlib
 from typing import Optional
 
-from .base import Agent
+from .base import Agent, as_game
 from .random_agent import RandomAgent
 
 #: registry name -> "module:Class" (a module starting with "." is one of this package's)
@@ -95,19 +95,20 @@ def unsupported(name: str, game) -> Optional[str]:
     can)."""
     kwargs = _argument_kwargs(name)
     if not kwargs:
-        return agent_class(name).unsupported(game)
+        return agent_class(name).unsupported(as_game(game))
     try:
-        agent_class(name)(game, **kwargs)
+        agent_class(name)(as_game(game), **kwargs)
     except ValueError as e:
         return str(e)
     return None
 
 
 def make_agent(name: str, game, seed: Optional[int] = None) -> Agent:
-    """An agent by registry name, bound to ``game`` (``env.unwrapped.game``); ``name`` may
-    carry an argument (``"trained:path/to/weights.npz"``, :func:`split_spec`)."""
-    return agent_class(name)(game, seed=seed, **_argument_kwargs(name))
+    """An agent by registry name, bound to ``game``: a game's registry name (``"wakeng"``,
+    default options) or a compiled Game (``env.unwrapped.game``); ``name`` may carry an
+    argument (``"trained:path/to/weights.npz"``, :func:`split_spec`)."""
+    return agent_class(name)(as_game(game), seed=seed, **_argument_kwargs(name))
 
 
-__all__ = ["AGENTS", "Agent", "RandomAgent", "agent_class", "make_agent", "register_agent",
-           "split_spec", "unsupported"]
+__all__ = ["AGENTS", "Agent", "RandomAgent", "agent_class", "as_game", "make_agent",
+           "register_agent", "split_spec", "unsupported"]

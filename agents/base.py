@@ -8,8 +8,9 @@ it is made, and then answers one question::
 
 * ``observation`` is what the AEC environment's ``observe(agent)`` returns: a dict with
   ``"observation"`` (float32 vector laid out by ``game.layout``) and ``"action_mask"``;
-* ``legal`` is ``infos[agent]["legal_actions"]`` (int64 ids); when ``None`` the mask's set
-  entries are used;
+* ``legal`` is ``env.unwrapped.legal_actions()`` (int64 ids; also
+  ``infos[agent]["legal_actions"]`` with ``info_legal_actions=True``); when ``None`` the
+  mask's set entries are used;
 * ``info`` (optional) is ``infos[agent]``; the built-in agents never need it.
 
 Everything an agent may know is in the observation (its hand, the play to beat and who made
@@ -30,12 +31,24 @@ from typing import Optional
 import numpy as np
 
 
+def as_game(game):
+    """The compiled game of ``game``: a registry name (any of ``cardenvs.GAMES``, default
+    options) or a Game itself (``env.unwrapped.game``, ``cardenvs.make_game(name, ...)``)."""
+    from cardenvs.vector import _as_game
+
+    return _as_game(game, {})
+
+
 class Agent:
     """Base class of the baseline agents.
 
     Args:
-        game: the compiled game the agent plays (``env.unwrapped.game``).
+        game: the game the agent plays: a registry name (``"wakeng"``) or a compiled Game
+            (``env.unwrapped.game``, for games with options).
         seed: seed of the agent's own ``numpy.random.Generator`` (``None``: fresh entropy).
+
+    Agents pickle (the game by its name and options, see
+    :meth:`cardenvs.core.game.Game.__reduce__`) and play the same after unpickling.
     """
 
     #: registry name
@@ -44,6 +57,7 @@ class Agent:
     required_options: dict = {}
 
     def __init__(self, game, seed: Optional[int] = None):
+        game = as_game(game)
         reason = self.unsupported(game)
         if reason is not None:
             raise ValueError(f"agent {self.name!r} cannot play {game.info.name}: {reason}")
@@ -89,7 +103,7 @@ def legal_ids(observation: dict, legal: Optional[np.ndarray]) -> np.ndarray:
     if legal is None:
         if not isinstance(observation, dict) or "action_mask" not in observation:
             raise TypeError("observation must be the env's dict with 'observation' and "
-                            "'action_mask' (or pass legal=infos[agent]['legal_actions'])")
+                            "'action_mask' (or pass legal=env.unwrapped.legal_actions())")
         legal = np.flatnonzero(observation["action_mask"])
     legal = np.asarray(legal, np.int64)
     if legal.size == 0:

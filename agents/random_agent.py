@@ -6,7 +6,7 @@ from typing import Optional
 
 import numpy as np
 
-from .base import Agent, legal_ids
+from .base import Agent, as_game, legal_ids
 
 
 class RandomAgent(Agent):
@@ -20,7 +20,7 @@ class RandomAgent(Agent):
     name = "random"
 
     def __init__(self, game=None, seed: Optional[int] = None):
-        self.game = game
+        self.game = None if game is None else as_game(game)
         self.rng = np.random.default_rng(seed)
 
     def act(self, observation: dict, legal: Optional[np.ndarray] = None,

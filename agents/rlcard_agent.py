@@ -30,7 +30,7 @@ from typing import Optional
 
 import numpy as np
 
-from .base import Agent, ObsReader, legal_ids, obs_vector
+from .base import Agent, ObsReader, as_game, legal_ids, obs_vector
 
 
 @lru_cache(maxsize=1)
@@ -89,6 +89,7 @@ class RLCardRuleAgent(Agent):
     default_options = {"auction": "fixed"}
 
     def __init__(self, game, seed: Optional[int] = None, bidder: Optional[Agent] = None):
+        game = as_game(game)
         super().__init__(game, seed)
         module, self._card_type, _, self._position = _rlcard_data()
         self._module = module
@@ -106,6 +107,7 @@ class RLCardRuleAgent(Agent):
 
     @classmethod
     def unsupported(cls, game) -> Optional[str]:
+        game = as_game(game)
         if game.info.name != "doudizhu":
             return "RLCard's rule model plays 3-player Dou Dizhu only"
         if game.options.get("preset") != "rlcard":

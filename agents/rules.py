@@ -41,7 +41,7 @@ from cardenvs.core.combos import (
 from cardenvs.core.kernels import gen_legal
 from cardenvs.core.wild import gen_legal_wild
 
-from .base import Agent, ObsReader, legal_ids, obs_vector
+from .base import Agent, ObsReader, as_game, legal_ids, obs_vector
 from .planner import (
     MAX_COMBOS, NODE_BUDGET, plan_combos, plan_combos_wild, plan_cost, plan_cost_wild,
     plan_costs_after, plan_costs_after_wild, plan_rules,
@@ -189,6 +189,7 @@ class RulesAgent(Agent):
     name = "rules"
 
     def __init__(self, game, seed: Optional[int] = None):
+        game = as_game(game)
         super().__init__(game, seed)
         self.reader = ObsReader(game)
         self.part = PARTS[game.info.name](game, self.reader)
@@ -213,6 +214,7 @@ class RulesAgent(Agent):
 
     @classmethod
     def unsupported(cls, game) -> Optional[str]:
+        game = as_game(game)
         if game.info.name not in PARTS:
             return (f"no rules part for {game.info.name!r} yet (known: {', '.join(sorted(PARTS))}); "
                     f"add a GamePart to agents.rules.PARTS")

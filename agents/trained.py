@@ -40,7 +40,7 @@ from typing import Any, Optional
 
 import numpy as np
 
-from .base import Agent, legal_ids, obs_vector
+from .base import Agent, as_game, legal_ids, obs_vector
 
 FORMAT = 1
 WEIGHTS_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "weights")
@@ -153,10 +153,7 @@ class TrainedAgent(Agent):
     name = "trained"
 
     def __init__(self, game, seed: Optional[int] = None, weights: Optional[str] = None):
-        if isinstance(game, str):
-            from cardenvs.api import make_game
-
-            game = make_game(game)
+        game = as_game(game)
         self.game = game
         self.rng = np.random.default_rng(seed)
         name = game.info.name
@@ -177,6 +174,7 @@ class TrainedAgent(Agent):
     @classmethod
     def unsupported(cls, game) -> Optional[str]:
         """Why the shipped weights cannot play ``game`` (``None`` when they can)."""
+        game = as_game(game)
         path = default_weights_path(game.info.name)
         if not os.path.exists(path):
             return f"no trained weights shipped for {game.info.name} ({path})"

@@ -551,7 +551,7 @@ def raw_engine(game, encode: bool, cfg: Config) -> dict[str, float]:
 
 
 def aec_rate(module: str, observe: bool, cfg: Config) -> tuple[float, float]:
-    """Best decisions/s of the AEC env with a masked random policy (``info["legal_actions"]``),
+    """Best decisions/s of the AEC env with a masked random policy (``env.legal_actions()``),
     and decisions per game."""
     mod = importlib.import_module(f"cardenvs.{module}")
     env = mod.env()
@@ -571,7 +571,7 @@ def aec_rate(module: str, observe: bool, cfg: Config) -> tuple[float, float]:
                 if term or trunc:
                     action = None
                 else:
-                    legal = info["legal_actions"]
+                    legal = env.legal_actions()
                     action = legal[pick(len(legal))]
                     n += 1
                 env.step(action)
@@ -1070,7 +1070,7 @@ def build_rows(name: str, m: dict[str, Any], a: dict[str, Any], rep: Report,
         Row("env steps/s, masked random policy (with observation)",
             fmt_rate(aec[0] if aec else None),
             rlcard=fmt_rate(rl[0]) if rl else DASH,
-            note=note(f"`{module}.env()`: `env.last()` + uniform pick from `info['legal_actions']`",
+            note=note(f"`{module}.env()`: `env.last()` + uniform pick from `env.legal_actions()`",
                       "RLCard: `env.step` with its state encoding, uniform legal action")),
         Row("env steps/s without observe", fmt_rate(aec_no[0] if aec_no else None),
             note="`env.last(observe=False)`"),

@@ -5,9 +5,14 @@ Games (``cardenvs.GAMES``) are PettingZoo AEC environments over a numba bitmask 
     from cardenvs import doudizhu_v0
     env = doudizhu_v0.env()
 
-Importing ``cardenvs`` registers every game with PettingZoo's registry, so
-``pettingzoo.make("aec", "cardenvs/doudizhu-v0")`` works too.  ``cardenvs.legal_moves`` is
-the rules query API for people and tests.
+Importing ``cardenvs`` registers every game with PettingZoo's registry (PettingZoo >= 1.27),
+so ``pettingzoo.make("aec", "cardenvs/doudizhu-v0")`` works too, and the single-agent
+:class:`cardenvs.wrappers.SeatEnv` view of every game with gymnasium's
+(``cardenvs.GYM_IDS``)::
+
+    env = gymnasium.make("cardenvs/Wakeng-Seat-v0", seats=1, opponents="random")
+
+``cardenvs.legal_moves`` is the rules query API for people and tests.
 """
 
 from __future__ import annotations
@@ -21,19 +26,38 @@ from . import wulong_v0
 
 __version__ = "0.1.0"
 
-__all__ = ["GAMES", "doudizhu_v0", "doudizhu4_v0", "wakeng_v0", "niangniang_v0", "wulong_v0", "game_info", "legal_moves", "make_game", "__version__"]
+#: registry name -> gymnasium id of its SeatEnv view (kwargs of ``gymnasium.make`` go to SeatEnv)
+GYM_IDS = {"doudizhu": "cardenvs/DouDizhu-Seat-v0", "doudizhu4": "cardenvs/DouDizhu4-Seat-v0",
+           "wakeng": "cardenvs/Wakeng-Seat-v0", "niangniang": "cardenvs/Niangniang-Seat-v0",
+           "wulong": "cardenvs/Wulong-Seat-v0"}
+
+__all__ = ["GAMES", "GYM_IDS", "doudizhu_v0", "doudizhu4_v0", "wakeng_v0", "niangniang_v0",
+           "wulong_v0", "game_info", "legal_moves", "make_game", "__version__"]
 
 
 def _register() -> None:
-    try:
-        from pettingzoo import register
-    except ImportError:  # pragma: no cover - older PettingZoo without a registry
-        return
     import warnings
 
+    import gymnasium
+
+    for name, gym_id in GYM_IDS.items():
+        if gym_id not in gymnasium.registry:
+            gymnasium.register(gym_id, entry_point="cardenvs.wrappers:SeatEnv",
+                               kwargs={"game": name})
+    try:
+        from pettingzoo import register
+    except ImportError:  # PettingZoo < 1.27 has no registry
+        import pettingzoo
+
+        warnings.warn(f"cardenvs: PettingZoo {getattr(pettingzoo, '__version__', '?')} has no "
+                      f"registry (it came in 1.27), so pettingzoo.make('aec', "
+                      f"'cardenvs/<game>-v0') is not available; the envs themselves work "
+                      f"(cardenvs.wakeng_v0.env()).  pip install 'pettingzoo>=1.27'",
+                      UserWarning, stacklevel=2)
+        return
     for name, module in GAMES.items():
         with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
+            warnings.simplefilter("ignore")  # re-registration after a module reload
             register("aec", f"cardenvs/{name}-v0", entry_point=f"cardenvs.{module}:env")
 
 

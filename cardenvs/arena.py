@@ -257,7 +257,7 @@ def play_deal(env, deal_seed: int, lineup: Sequence, solo_slot: Optional[int] = 
             env.step(None)
             continue
         total[seat] += r
-        a = lineup[seat].act(obs, info["legal_actions"], info)
+        a = lineup[seat].act(obs, env.unwrapped.legal_actions(), info)
         decisions += 1
         env.step(a)
     solo = int(env.unwrapped.state_vec[solo_slot]) if solo_slot is not None else -1

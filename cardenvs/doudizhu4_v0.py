@@ -65,7 +65,8 @@ skip the auction; ``first_bidder`` fixes who bids first (otherwise it is drawn f
 An impossible deal is a ``ValueError`` naming the problem and leaves the current game
 untouched.
 
-**Info**: ``infos[agent]["legal_actions"]`` (ids of the agent to move), ``"phase"``,
+**Info** (fixed-shape; the legal ids are ``env.unwrapped.legal_actions()``, and with
+``info_legal_actions=True`` also ``infos[agent]["legal_actions"]``): ``"phase"``,
 ``"landlord"`` (seat or -1), ``"bid"``.  ``env.unwrapped.legal_play_features()`` gives the
 legal plays with per-play features for (state, action) scorers.
 

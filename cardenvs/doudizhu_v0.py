@@ -27,7 +27,8 @@ Against a play, legal actions are the beating plays and ``pass``; on a free lead
 together skip the auction; ``first_bidder`` fixes who bids first).  An impossible deal is a
 ``ValueError`` and leaves the current game untouched.
 
-**Info**: ``infos[agent]["legal_actions"]`` (ids of the agent to move), ``"phase"``,
+**Info** (fixed-shape; the legal ids are ``env.unwrapped.legal_actions()``, and with
+``info_legal_actions=True`` also ``infos[agent]["legal_actions"]``): ``"phase"``,
 ``"landlord"`` (seat or -1), ``"bid"``.  ``env.unwrapped.legal_play_features()`` gives the
 legal plays with per-play features for (state, action) scorers.
 

@@ -70,7 +70,8 @@ the 活子 penalty) and the 娘娘's next seat leads at once.  An impossible dea
 ``ValueError`` that says what is wrong and leaves the current game untouched.  In a match the
 custom deal is the first hand; later hands are dealt from the seed.
 
-**Info**: ``infos[agent]["legal_actions"]`` (ids of the agent to move), ``"phase"``
+**Info** (fixed-shape; the legal ids are ``env.unwrapped.legal_actions()``, and with
+``info_legal_actions=True`` also ``infos[agent]["legal_actions"]``): ``"phase"``
 (``reveal``, ``take``, ``return``, ``play``, ``joker``, ``done``), ``"niangniang"`` (seat or -1),
 ``"places"`` (per seat: 0 active, 1..4), ``"stuck"`` (per seat), ``"leader"`` (the hand's first
 leader, -1 before the play), ``"hand"`` (hands finished).  With ``match=True`` also ``"totals"``

@@ -296,7 +296,7 @@ def play(game: str, agents="rules", seat: int = 0, seed: Optional[int] = None,
             if term or trunc:
                 env.step(None)
                 continue
-            legal = info["legal_actions"]
+            legal = env.unwrapped.legal_actions()
             if i == seat:
                 a = _typed_pick(g, legal, picks)
                 if a is not None:

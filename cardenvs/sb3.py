@@ -20,7 +20,11 @@ Conventions (as :class:`~cardenvs.wrappers.SeatEnv`, batched):
   move (fresh arrays each step);
 * rewards: what each game paid the learner from its last action until its next decision or
   the end of the game (opponents' moves included); for a team, the mean of its seats';
-* ``dones[i]`` True on the step that ended game ``i``; then ``infos[i]`` holds
+* ``infos[i]["action_mask"]`` (every step, and ``reset_infos`` after :meth:`reset`): the
+  ``int8[A]`` mask of game ``i``'s learner seat to move (the game that the returned
+  observation shows), as in :class:`~cardenvs.wrappers.SeatEnv`; with
+  ``info_legal_actions=True`` also ``infos[i]["legal_actions"]`` (its legal ids);
+* ``dones[i]`` True on the step that ended game ``i``; then ``infos[i]`` also holds
   ``terminal_observation`` (the learner's final observation), ``episode`` (``r``: the
   learner's return, ``l``: its decisions; what ``VecMonitor`` reports) and
   ``final_rewards`` (every seat's last payout), and the observation returned is already the
@@ -64,24 +68,32 @@ class SeatVecEnv(VecEnv):
         n_envs: number of games.
         seats: the learner's seat, or a tuple of seats (a team).
         opponents: the other seats' policies (default ``"random"``).
-        illegal: ``"raise"`` (default): an illegal learner action is a ``ValueError`` naming
-            the game and the action; ``"lose"``: that game ends with ``illegal_reward``.
+        illegal: ``"lose"`` (default, as in every view of the games and PettingZoo): an
+            illegal learner action ends that game with ``illegal_reward`` and
+            ``infos[i]["illegal_move"]``; ``"raise"``: a ``ValueError`` naming the game and
+            the action, no game changed.
         illegal_reward: the learner's reward for an illegal action with ``illegal="lose"``.
         seed: seed of the games (see the module docstring); ``None``: fresh entropy.
         max_legal: padded legal-id width of the engine (see :mod:`cardenvs.vector`).
+        info_legal_actions: also put each game's legal ids in ``infos[i]["legal_actions"]``.
         **options: the game's options.
     """
 
     def __init__(self, game: Union[str, Any], n_envs: int, seats: Union[int, Sequence[int]] = 0,
-                 opponents: Any = "random", *, illegal: str = "raise",
+                 opponents: Any = "random", *, illegal: str = "lose",
                  illegal_reward: float = -1.0, seed: Optional[int] = None,
-                 max_legal: Optional[int] = None, **options: Any):
+                 max_legal: Optional[int] = None, info_legal_actions: bool = False,
+                 **options: Any):
         self.vg = VectorGame(game, n_envs, observe=True, masks=True, keep_final=True,
                              max_legal=max_legal, **options)
         vg = self.vg
         self.game = vg.game
         if illegal not in ("lose", "raise"):
-            raise ValueError(f"illegal={illegal!r}; choose 'raise' or 'lose'")
+            raise ValueError(f"illegal={illegal!r}; choose 'lose' or 'raise'")
+        if not isinstance(info_legal_actions, (bool, np.bool_)):
+            raise TypeError(f"info_legal_actions must be a bool, got "
+                            f"{type(info_legal_actions).__name__}")
+        self.info_legal_actions = bool(info_legal_actions)
         if isinstance(illegal_reward, (bool, np.bool_)) or not isinstance(
                 illegal_reward, (int, float, np.integer, np.floating)):
             raise TypeError(f"illegal_reward must be a number, got {type(illegal_reward).__name__}")
@@ -103,8 +115,6 @@ class SeatVecEnv(VecEnv):
         self._actions = np.zeros(n, np.int64)
         self._carry = np.zeros(n, np.float64)  # pay of the next episodes, before their 1st move
         self._ep_ret = np.zeros(n, np.float64)
-        self._infos: list[dict] = [{} for _ in range(n)]
-        self._dirty = np.zeros(0, np.int64)
         self._mask_rows = list(vg._masks)  # row views of the engine's mask array
         self._started = False
 
@@ -191,7 +201,7 @@ class SeatVecEnv(VecEnv):
         self._carry[:] = np.where(vg.done, vg._carry, vg._acc)
         vg.skipped_deals += int(vg.done.sum())
         self._ep_ret[:] = 0.0
-        self._clear_infos(np.arange(self.num_envs))
+        self.reset_infos = self._new_infos()
         return vg._obs.copy()
 
     def step_async(self, actions: np.ndarray) -> None:
@@ -208,26 +218,33 @@ class SeatVecEnv(VecEnv):
             raise ValueError("call reset() before step()")
         vg = self.vg
         vg._run(OP_STEP, vg._all, self._actions, clear=True)
+        self._bad_learner = vg._bad.copy()  # the games the learner lost by an illegal action
         self._play_opponents()
         rew = vg._acc + self._carry
         self._carry[:] = vg._carry
         self._ep_ret += rew
         dones = vg.done.copy()
-        self._clear_infos(self._dirty)
+        infos = self._new_infos()
         ended = np.flatnonzero(dones)
         for i in ended:
-            self._infos[i] = {
-                "terminal_observation": vg._final_obs[i].copy(),
-                "episode": {"r": float(self._ep_ret[i]), "l": int(vg._final_len[i])},
-                "final_rewards": vg._final_states[i, _rew_slice(vg)].astype(np.float64),
-            }
+            info = infos[i]
+            info["terminal_observation"] = vg._final_obs[i].copy()
+            info["episode"] = {"r": float(self._ep_ret[i]), "l": int(vg._final_len[i])}
+            info["final_rewards"] = vg._final_states[i, _rew_slice(vg)].astype(np.float64)
+            if self._bad_learner[i]:
+                info["illegal_move"] = True
         self._ep_ret[ended] = 0.0
-        self._dirty = ended
-        return vg._obs.copy(), rew.astype(np.float32), dones, list(self._infos)
+        return vg._obs.copy(), rew.astype(np.float32), dones, infos
 
-    def _clear_infos(self, idx) -> None:
-        for i in idx:
-            self._infos[i] = {}
+    def _new_infos(self) -> list[dict]:
+        """One info dict per game: the mask (rows of one fresh array) and, when asked, the
+        legal ids of the learner seat to move."""
+        masks = self.vg._masks.copy()
+        infos = [{"action_mask": row} for row in masks]
+        if self.info_legal_actions:
+            for i, info in enumerate(infos):
+                info["legal_actions"] = self.vg.legal_actions(i)
+        return infos
 
     def action_masks(self) -> np.ndarray:
         """The learner's legal actions in every game, ``(n_envs, A)`` bool."""

@@ -4,9 +4,12 @@
 of :data:`cardenvs.GAMES`, with one option set) in a 2-D ``int64`` state array, and drives
 them all through the game's own five kernels (:mod:`cardenvs.core.game`) inside one numba
 function, exactly as :func:`cardenvs.core.rollout.random_rollouts` does for one game: the
-kernels' dispatchers are passed as arguments, so the same code serves every game, and a game
-added to the registry needs nothing here (numba specialises the function once per game's
-kernel set and process: a few seconds on the first call; 3- and 4-player Dou Dizhu share one).
+kernels' dispatchers are parameters (``k_*``), so the same code serves every game, and a game
+added to the registry needs nothing here.  numba cannot cache a function with dispatcher
+arguments, so :mod:`cardenvs.core.specialize` generates one copy of it per game's kernel set
+with the kernels bound as globals, compiled with ``cache=True``: the first use on a machine
+compiles it (15-60 s, said on stderr), later processes load it from the cache (3- and 4-player
+Dou Dizhu share one).
 
 Outputs live in preallocated arrays, updated in place by every call (read them, copy what you
 keep):
@@ -71,7 +74,10 @@ count (the batch must then be :meth:`reset`); pass a larger ``max_legal`` (up to
 
 **Bad actions**: :meth:`step` checks every action before applying any; an action outside
 ``[0, A)`` or illegal for its slot's seat to move is a ``ValueError`` naming the slot, the
-action and the legal ids, and leaves every game untouched.
+action and the legal ids, and leaves every game untouched.  This raw engine has no player to
+penalise, so it always raises; the views over the games (the AEC env, SeatEnv, SeatVecEnv)
+default to ``illegal="lose"`` (PettingZoo's convention: the mover's game ends with
+``illegal_reward``) and take ``illegal="raise"`` for this behaviour.
 """
 
 from __future__ import annotations
@@ -83,6 +89,7 @@ import numpy as np
 from numba import njit
 
 from .core.kernels import rng_below
+from .core.specialize import specialize
 from .core.state import CUR, PHASE, P_DONE, REW0
 
 #: default cap on the padded legal-action width ``K``
@@ -489,14 +496,20 @@ class VectorGame:
                                f"({self._broken}); call reset()")
         entry = self._entry
         if entry is not None:
-            status = entry(op, int(clear), *self._head, slots, actions, *self._tail)
+            status = entry(op, int(clear), *self._ehead, slots, actions, *self._tail)
         else:
             args = (np.int64(op), np.int64(clear), *self._head, slots, actions, *self._tail)
-            status = _engine(*args)
+            engine, head = _engine, self._head
+            spec = specialize(_engine, self.game, f"the batched engine for {self.game.info.name}")
+            if spec is not None:  # the per-game cached copy, kernels bound as globals
+                engine, args, head = spec.dispatcher, spec.args(args), spec.args((0, 0, *head))[2:]
+                status = spec.call(args)
+            else:
+                status = _engine(*args)
             # later calls skip numba's type dispatch (the argument types never change)
-            cres = _engine.overloads.get(tuple(numba.typeof(a) for a in args))
+            cres = engine.overloads.get(tuple(numba.typeof(a) for a in args))
             if cres is not None:
-                self._entry = cres.entry_point
+                self._entry, self._ehead = cres.entry_point, head
         if status:
             err = self._err
             self.skipped_deals += int(err[E_SKIPPED])
@@ -669,7 +682,7 @@ class VectorGame:
 
     # -- pickling: the compiled game is rebuilt from its registry name and options ---------------
     _VIEWS = ("game", "n_legal", "seat", "deals", "_seed_ptr", "_view_seat", "_final_len", "_acc",
-              "_carry", "_head", "_tail", "_entry")
+              "_carry", "_head", "_tail", "_entry", "_ehead")
 
     def __getstate__(self):
         return {k: v for k, v in self.__dict__.items() if k not in self._VIEWS}

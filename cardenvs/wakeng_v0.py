@@ -54,7 +54,8 @@ leader.  Or unsuited hands (``"3334445..."``) plus the seats the suits would dec
 decides open or not).  An impossible or incomplete deal is a ``ValueError`` that says what is
 wrong, and leaves the current game untouched.
 
-**Info**: ``infos[agent]["legal_actions"]`` (ids of the agent to move), ``"phase"``
+**Info** (fixed-shape; the legal ids are ``env.unwrapped.legal_actions()``, and with
+``info_legal_actions=True`` also ``infos[agent]["legal_actions"]``): ``"phase"``
 (``auction``, ``open``, ``bury``, ``play``), ``"digger"`` (seat or -1), ``"bid"``, ``"open"``
 (-1 undecided, 0, 1), ``"first_bidder"``, ``"leader"`` (the first leader, -1 before the play).
 

@@ -136,6 +136,9 @@ class SeatEnv(gymnasium.Env):
             ``"raise"``: a ``ValueError`` naming the action, the game unchanged.
         illegal_reward: the learner's reward for an illegal action (``-1``).
         render_mode: ``None``, ``"ansi"`` or ``"human"``.
+        info_legal_actions: also put the learner's legal action ids in
+            ``info["legal_actions"]`` (a varying-length ``int64`` array; off by default so
+            that ``gymnasium.vector`` and other stackers see fixed-shape infos).
         **options: the game's options (with a registry name).
 
     Spaces: ``Box(0, 1, (D,), float32)`` observations (the game's observation vector for the
@@ -153,9 +156,16 @@ class SeatEnv(gymnasium.Env):
     separate generator (``default_rng([s, 0x5EA7E4F])``).  Deals that end before the learner
     has moved are skipped (the next deal is dealt) and counted in ``info["skipped_deals"]``.
 
-    ``info`` holds ``legal_actions`` (the learner's legal ids), ``seat`` (the learner's seat to
-    move, or the one that moved last at the end), ``deal_seed``, ``skipped_deals``, and at the
-    end ``final_rewards`` (every seat's payout of the last step).
+    ``info`` has a fixed shape (what ``gymnasium.vector`` stacks): ``action_mask`` (the
+    learner's legal actions, ``int8[A]`` as in the AEC env's observation and gymnasium's own
+    masked envs; all zeros at the end), ``seat`` (the learner's seat to move, or the one that
+    moved last at the end), ``deal_seed``, ``skipped_deals``, and at the end ``final_rewards``
+    (every seat's payout of the last step, ``float64[P]``) and, after an illegal action,
+    ``illegal_move``.  The legal ids are :meth:`legal_actions` (and ``info["legal_actions"]``
+    with ``info_legal_actions=True``).
+
+    Registered with gymnasium as ``cardenvs/<Game>-Seat-v0`` (``cardenvs.GYM_IDS``), e.g.
+    ``gymnasium.make("cardenvs/Wakeng-Seat-v0", seats=1)``.
     """
 
     metadata = {"render_modes": ["ansi", "human"], "render_fps": 4}
@@ -163,7 +173,7 @@ class SeatEnv(gymnasium.Env):
     def __init__(self, game: Union[str, Any] = "doudizhu", seats: Union[int, Sequence[int]] = 0,
                  opponents: Any = "random", *, illegal: str = "lose",
                  illegal_reward: float = -1.0, render_mode: Optional[str] = None,
-                 **options: Any):
+                 info_legal_actions: bool = False, **options: Any):
         from .vector import _as_game
 
         self.game = _as_game(game, options)
@@ -177,6 +187,10 @@ class SeatEnv(gymnasium.Env):
         if isinstance(illegal_reward, (bool, np.bool_)) or not isinstance(
                 illegal_reward, (int, float, np.integer, np.floating)):
             raise TypeError(f"illegal_reward must be a number, got {type(illegal_reward).__name__}")
+        if not isinstance(info_legal_actions, (bool, np.bool_)):
+            raise TypeError(f"info_legal_actions must be a bool, got "
+                            f"{type(info_legal_actions).__name__}")
+        self.info_legal_actions = bool(info_legal_actions)
         self.render_mode = render_mode
         self.illegal = illegal
         self.illegal_reward = float(illegal_reward)
@@ -264,10 +278,15 @@ class SeatEnv(gymnasium.Env):
         return paid
 
     def _info(self) -> dict:
-        info = {"legal_actions": self._legal().copy(), "seat": self._seat,
-                "deal_seed": self._deal_seed, "skipped_deals": self._skipped}
+        mask = np.zeros(self.game.n_actions, np.int8)
+        if not self._over:
+            mask[self._legal()] = 1
+        info = {"action_mask": mask, "seat": self._seat, "deal_seed": self._deal_seed,
+                "skipped_deals": self._skipped}
+        if self.info_legal_actions:
+            info["legal_actions"] = (np.zeros(0, np.int64) if self._over
+                                     else self._legal().copy())
         if self._over:
-            info["legal_actions"] = np.zeros(0, np.int64)
             info["final_rewards"] = self.state_vec[REW0:REW0 + self.n_players].astype(np.float64)
         return info
 

@@ -71,9 +71,11 @@ incomplete deals are a ``ValueError`` that says what is wrong, and leave the cur
 untouched.  ``env.unwrapped.game.set_position(state, hands, to_move, prev=..., declared=...)``
 builds mid-game positions for analysis.
 
-**Info**: ``infos[agent]["legal_actions"]`` (ids of the agent to move), ``"phase"`` (``play``
+**Info** (fixed-shape; the legal ids are ``env.unwrapped.legal_actions()``, and with
+``info_legal_actions=True`` also ``infos[agent]["legal_actions"]``): ``"phase"`` (``play``
 or ``wilds`` while picking jokers), ``"dealer"``, ``"leader"`` (first lead), ``"declared"``
-(seats), ``"status"`` (per seat ``active`` / ``out`` / ``failed``), ``"head"`` (头家 or -1),
+(per seat: whether it declared 报牌), ``"status"`` (per seat ``active`` / ``out`` /
+``failed``), ``"head"`` (头家 or -1),
 ``"loser"`` (末家 once fixed, or -1), ``"to_beat"`` (the play to beat with its jokers, e.g.
 ``"45R[6]78"``, or ``""``), ``"ranking"`` (seats, best first, by the current status).
 
@@ -119,7 +121,7 @@ class raw_env(CardEnv):
         info["phase"] = PHASE_NAMES[int(s[PHASE])]
         info["dealer"] = int(s[A_DEALER])
         info["leader"] = int(s[A_LEADER])
-        info["declared"] = g.declared(s)
+        info["declared"] = [bool(q in g.declared(s)) for q in range(g.n_players)]
         info["status"] = g.status(s)
         info["head"] = int(s[WINNER])
         info["loser"] = int(s[A_LOSER])

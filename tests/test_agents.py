@@ -39,7 +39,7 @@ def _sweep(env, agent, other, deals, seed=0):
                 continue
             seat = int(name.split("_")[1])
             who = agent if (seat + d) % 2 == 0 else other
-            legal = info["legal_actions"]
+            legal = env.unwrapped.legal_actions()
             a = who.act(obs, legal)
             assert a in legal, (name, a, legal[:10])
             assert obs["action_mask"][a] == 1

@@ -267,7 +267,7 @@ def test_niangniang_rules_never_gets_stuck_against_random():
                 continue
             seat = int(name.split("_")[1])
             who = rules if (seat + d) % 2 == 0 else rnd
-            env.step(who.act(obs, info["legal_actions"]))
+            env.step(who.act(obs, env.unwrapped.legal_actions()))
         stuck = env.unwrapped.game.stuck(env.unwrapped.state_vec)
         stuck_rules += sum(stuck[q] for q in range(4) if (q + d) % 2 == 0)
     assert stuck_rules == 0
@@ -388,7 +388,7 @@ def test_wulong_rules_plays_3s_only_in_chains_and_declares_only_when_it_goes_out
                 env.step(None)
                 continue
             who = rules if (seat + d) % 2 == 0 else rnd
-            a = who.act(obs, info["legal_actions"])
+            a = who.act(obs, env.unwrapped.legal_actions())
             if who is rules and a < g.pass_id and g.tab.counts[a, 0] > 0:
                 assert g.tab.family[a] in chains, g.action_to_string(a)
                 threes += 1

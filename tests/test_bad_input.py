@@ -54,7 +54,8 @@ def assert_unchanged(env, snap: dict) -> None:
     assert env.agents == snap["agents"]
     assert env.agent_selection == snap["sel"]
     np.testing.assert_array_equal(env.unwrapped.legal_actions(), snap["legal"])
-    np.testing.assert_array_equal(env.infos[env.agent_selection]["legal_actions"], snap["legal"])
+    np.testing.assert_array_equal(
+        np.flatnonzero(env.observe(env.agent_selection)["action_mask"]), np.sort(snap["legal"]))
     assert env.unwrapped.history == snap["history"]
     for a, o in zip(env.possible_agents, snap["obs"]):
         np.testing.assert_array_equal(env.observe(a)["observation"], o)

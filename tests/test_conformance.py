@@ -6,7 +6,8 @@ added to the registry is therefore checked here without touching this file.
 
 What is checked (the shared conventions of ``cardenvs.core.aec`` and PettingZoo's AEC API):
 PettingZoo's own ``api_test`` / ``seed_test`` / ``render_test``; the registry entry; pickling
-mid-deal; ``get_state`` / ``set_state``; action strings; masks vs ``infos["legal_actions"]``;
+mid-deal; ``get_state`` / ``set_state``; action strings; masks vs ``legal_actions()`` and
+``infos["legal_actions"]`` (``info_legal_actions=True``);
 terminal rewards through dead steps; determinism; observation spaces; illegal actions under
 ``illegal="lose"`` and ``illegal="raise"``.
 """
@@ -48,8 +49,8 @@ def mod(name):
 
 
 def legal_ids(env) -> np.ndarray:
-    """Legal ids of the agent to move, as the info dict gives them."""
-    return np.asarray(env.infos[env.agent_selection]["legal_actions"])
+    """Legal ids of the agent to move."""
+    return env.unwrapped.legal_actions()
 
 
 def mask_ids(obs: dict) -> np.ndarray:
@@ -273,8 +274,9 @@ def test_action_strings_round_trip(mod):
 
 
 def test_mask_equals_legal_actions(mod):
-    """Over random deals: the mask of the agent ``last()`` reports equals its legal ids."""
-    env = mod.env()
+    """Over random deals: the mask of the agent ``last()`` reports equals its legal ids
+    (``info_legal_actions=True``: also those of its info)."""
+    env = mod.env(info_legal_actions=True)
     g = env.unwrapped.game
     n = g.n_actions
     for seed in range(4):
@@ -310,7 +312,7 @@ def test_done_agent_info_lists_no_legal_actions(mod):
 
     Checked after a normal end of the deal and after an illegal move (``illegal="lose"``).
     """
-    env = mod.env()
+    env = mod.env(info_legal_actions=True)
     for seed in range(2):
         env.reset(seed=seed)
         rng = np.random.default_rng(seed)

@@ -365,15 +365,15 @@ def test_leader_cannot_pass_follower_can():
     u = env.unwrapped
     pass_id = u.string_to_action("pass")
     assert env.agent_selection == "player_0"
-    assert pass_id not in env.infos["player_0"]["legal_actions"]
+    assert pass_id not in env.unwrapped.legal_actions()
     assert env.observe("player_0")["action_mask"][pass_id] == 0
     with pytest.raises(ValueError):
         env.step(pass_id)
     env.step(u.string_to_action("5"))
     assert env.agent_selection == "player_1"
-    assert pass_id in env.infos["player_1"]["legal_actions"]
+    assert pass_id in env.unwrapped.legal_actions()
     # player_1 may pass although he can beat the 5
-    assert u.string_to_action("6") in env.infos["player_1"]["legal_actions"]
+    assert u.string_to_action("6") in env.unwrapped.legal_actions()
     env.step(pass_id)
     env.step(u.string_to_action("A"))
     env.step(u.string_to_action("2"))
@@ -381,7 +381,7 @@ def test_leader_cannot_pass_follower_can():
     env.step(pass_id)
     # trick over: player_0 (the last to play) leads again and may not pass
     assert env.agent_selection == "player_0"
-    assert pass_id not in env.infos["player_0"]["legal_actions"]
+    assert pass_id not in env.unwrapped.legal_actions()
 
 
 def test_pass_does_not_lock_out():
@@ -391,7 +391,7 @@ def test_pass_does_not_lock_out():
     for a in ("5", "pass", "T", "pass"):  # landlord 5, farmer 1 passes, farmer 2 T, landlord pass
         env.step(u.string_to_action(a))
     assert env.agent_selection == "player_1"
-    legal = {u.action_to_string(a) for a in env.infos["player_1"]["legal_actions"]}
+    legal = {u.action_to_string(a) for a in env.unwrapped.legal_actions()}
     assert {"J", "B", "R", "pass", "3333", "4444", "BR"} == legal
 
 
@@ -429,7 +429,7 @@ def test_auction_bids_strictly_rise():
     env = _env()
     _auction(env, 1, ["bid 2"])
     u = env.unwrapped
-    legal = {u.action_to_string(a) for a in env.infos[env.agent_selection]["legal_actions"]}
+    legal = {u.action_to_string(a) for a in env.unwrapped.legal_actions()}
     assert legal == {"pass", "bid 3"}
     with pytest.raises(ValueError):
         env.step(u.string_to_action("bid 2"))

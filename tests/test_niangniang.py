@@ -633,7 +633,7 @@ def _run_match(env, rng, favour: bool = False):
             env.step(None)
             continue
         hand_before = g.hands_played(env.unwrapped.state_vec)
-        ids = inf["legal_actions"]
+        ids = env.unwrapped.legal_actions()
         a = int(ids[rng.integers(len(ids))])
         if favour and inf["phase"] == "play":
             if agent == "player_0":

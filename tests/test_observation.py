@@ -76,7 +76,7 @@ def act(env, agent: str, text: str) -> None:
     """Step ``text`` for ``agent``, checking it is that agent's turn and the action is legal."""
     assert env.agent_selection == agent
     a = env.unwrapped.string_to_action(text)
-    assert a in env.infos[agent]["legal_actions"], text
+    assert a in env.unwrapped.legal_actions(), text
     env.step(a)
 
 
@@ -267,7 +267,8 @@ def test_legal_play_features_rows_align_with_ids(env):
         act(env, agent, text)
     u = env.unwrapped
     ids, feats = u.legal_play_features()
-    np.testing.assert_array_equal(ids, env.infos["player_0"]["legal_actions"])
+    assert env.agent_selection == "player_0"
+    np.testing.assert_array_equal(ids, env.unwrapped.legal_actions())
     # seat 0 holds 66778899TTJQK2 against a single 6: singles 7 8 9 T J Q K 2, or pass
     assert sorted(u.action_to_string(a) for a in ids) == sorted("789TJQK2") + ["pass"]
     # features: 60 card planes, 14 family, length/12, key/15, bomb, pass, bid 1..3

@@ -496,7 +496,7 @@ def test_preset_env_legal_actions(dz, rl):
         for game in range(6):
             env.reset(seed=game)
             while not any(env.terminations.values()):
-                ids = np.asarray(env.infos[env.agent_selection]["legal_actions"])
+                ids = env.unwrapped.legal_actions()
                 s = env.unwrapped.state_vec
                 if env.infos[env.agent_selection].get("phase") == "play":
                     seat = env.possible_agents.index(env.agent_selection)

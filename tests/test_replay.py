@@ -47,7 +47,7 @@ def play_recorded(env, seed, policy_seed, reset_options=None, pass_bias=0.0):
         if term or trunc:
             env.step(None)
             continue
-        legal = info["legal_actions"]
+        legal = env.unwrapped.legal_actions()
         if u.game.pass_id in legal and rng.random() < pass_bias:
             a = u.game.pass_id
         else:
@@ -98,7 +98,7 @@ def test_replay_reproduces_every_game(name, opts):
         assert back == json.loads(text) == rep
         # independent checks against the env
         assert rep["game"] == name and rep["seed"] == seed and rep["options"] == {
-            "illegal": "lose", "illegal_reward": -1.0, **opts}
+            "illegal": "lose", "illegal_reward": -1.0, "info_legal_actions": False, **opts}
         assert len(rep["actions"]) == len(steps)
         first = make(name, **opts)
         first.reset(seed=seed)

@@ -163,7 +163,7 @@ def played_game(name: str, seed: int, **opts):
         if term or trunc:
             env.step(None)
             continue
-        legal = info["legal_actions"]
+        legal = env.unwrapped.legal_actions()
         env.step(int(legal[rng.integers(len(legal))]))
     return env
 
@@ -297,7 +297,7 @@ def write_screenshot(out: str) -> None:
         if term or trunc:
             env.step(None)
             continue
-        env.step(players[env.possible_agents.index(agent)].act(obs, info["legal_actions"], info))
+        env.step(players[env.possible_agents.index(agent)].act(obs, env.unwrapped.legal_actions(), info))
     rep = env.unwrapped.replay(players=["rules"] * 4)
     with tempfile.TemporaryDirectory() as d:
         page = write_html(rep, Path(d) / "replay.html")

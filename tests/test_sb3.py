@@ -60,7 +60,10 @@ def test_vecenv_equals_seatenv(name, seats, opponent):
                 assert np.array_equal(info["final_rewards"], infos[i]["final_rewards"])
                 o, info = envs[i].reset()
             else:
-                assert infos[i] == {}
+                assert set(infos[i]) == {"action_mask"}
+            # the mask of the game the returned observation shows (the next one after an end)
+            assert infos[i]["action_mask"].dtype == np.int8
+            assert np.array_equal(infos[i]["action_mask"], info["action_mask"])
             outs[i] = (o, info)
 
 
@@ -120,7 +123,7 @@ def test_seed_method_and_reproducibility():
 
 
 def test_illegal_learner_actions():
-    venv = SeatVecEnv("wakeng", 4, seed=1)
+    venv = SeatVecEnv("wakeng", 4, seed=1, illegal="raise")
     venv.reset()
     masks = venv.action_masks()
     acts = np.array([np.flatnonzero(m)[0] for m in masks])
@@ -130,10 +133,11 @@ def test_illegal_learner_actions():
     with pytest.raises(ValueError, match=rf"game 1 of the batch: illegal action {bad[1]}"):
         venv.step(bad)
     assert np.array_equal(venv.vg.states, before)
-    lose = SeatVecEnv("wakeng", 4, seed=1, illegal="lose", illegal_reward=-5)
+    lose = SeatVecEnv("wakeng", 4, seed=1, illegal_reward=-5)  # "lose" is the default
     lose.reset()
     obs, rew, done, infos = lose.step(bad)
     assert done[1] and rew[1] == -5.0 and infos[1]["episode"]["r"] == -5.0
+    assert infos[1]["illegal_move"] and not any("illegal_move" in infos[i] for i in (0, 2, 3))
     assert not done[[0, 2, 3]].any()
     with pytest.raises(ValueError, match="actions must be 4 integers"):
         venv.step(acts[:2])

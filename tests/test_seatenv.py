@@ -61,7 +61,7 @@ def test_learner_view_equals_aec_env(name, seats):
                 break
             if seat in team:
                 break
-            aec.step(last_legal(aec.observe(agent), aec.infos[agent]["legal_actions"]))
+            aec.step(last_legal(aec.observe(agent), aec.legal_actions()))
         if all(aec.terminations.values()):
             # the deal ended before the learner moved: the SeatEnv skipped it
             assert info["skipped_deals"] >= 1
@@ -70,10 +70,12 @@ def test_learner_view_equals_aec_env(name, seats):
         agent = aec.agent_selection
         assert info["seat"] == aec.possible_agents.index(agent)
         assert np.array_equal(obs, aec.observe(agent)["observation"])
-        assert np.array_equal(info["legal_actions"], aec.infos[agent]["legal_actions"])
+        assert np.array_equal(env.legal_actions(), aec.legal_actions())
+        assert np.array_equal(info["action_mask"], aec.observe(agent)["action_mask"])
+        assert "legal_actions" not in info
         assert np.array_equal(env.action_masks(), aec.observe(agent)["action_mask"].astype(bool))
         assert np.array_equal(env.state_vec, aec.state_vec)
-        a = int(rng.choice(info["legal_actions"]))
+        a = int(rng.choice(env.legal_actions()))
         obs, r, term, trunc, info = env.step(a)
         aec.step(a)
         paid = [aec.rewards[ag] for ag in aec.possible_agents]
@@ -82,7 +84,7 @@ def test_learner_view_equals_aec_env(name, seats):
             nxt = aec.agent_selection
             if aec.possible_agents.index(nxt) in team:
                 break
-            aec.step(last_legal(aec.observe(nxt), aec.infos[nxt]["legal_actions"]))
+            aec.step(last_legal(aec.observe(nxt), aec.legal_actions()))
             for k, ag in enumerate(aec.possible_agents):
                 paid[k] += aec.rewards[ag]
         want = float(np.mean([paid[s] for s in team]))
@@ -93,7 +95,8 @@ def test_learner_view_equals_aec_env(name, seats):
             assert all(aec.terminations.values())
             assert np.array_equal(info["final_rewards"],
                                   [aec.rewards[ag] for ag in aec.possible_agents])
-            assert not env.action_masks().any() and info["legal_actions"].size == 0
+            assert not env.action_masks().any() and env.legal_actions().size == 0
+            assert not info["action_mask"].any()
             episodes += 1
             obs, info = env.reset()
             aec.reset()
@@ -121,7 +124,7 @@ def test_reset_seed_deals_like_the_aec_env():
 def test_illegal_actions():
     env = SeatEnv("doudizhu")
     obs, info = env.reset(seed=1)
-    legal = set(info["legal_actions"].tolist())
+    legal = set(env.legal_actions().tolist())
     bad = next(a for a in range(env.action_space.n) if a not in legal)
     obs2, r, term, trunc, info2 = env.step(bad)
     assert term and r == -1.0 and info2["illegal_move"]
@@ -276,6 +279,6 @@ def test_custom_deal_through_reset_options():
 
     # the learner is the landlord: 17 dealt cards plus the kitty, and it leads
     assert np.array_equal(env.state_vec[HDR:HDR + 16], g.deck.parse(hands[0] + "22R"))
-    assert info["seat"] == 0 and info["legal_actions"].size > 0
+    assert info["seat"] == 0 and info["action_mask"].any()
     with pytest.raises(ValueError):
         env.reset(options={"hands": ["333"], "kitty": "22R"})

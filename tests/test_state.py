@@ -28,7 +28,7 @@ def test_log_ring_buffer_survives_more_than_maxlog_actions():
     assert log_entry(s, 4, 519) // 8 == passed
     rng = np.random.default_rng(0)
     for _ in range(6):
-        ids = env.infos[env.agent_selection]["legal_actions"]
+        ids = env.unwrapped.legal_actions()
         env.step(int(ids[rng.integers(len(ids))]))
     obs = env.observe(env.agent_selection)["observation"]
     assert np.isfinite(obs).all() and obs.min() >= 0 and obs.max() <= 1

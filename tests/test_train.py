@@ -253,7 +253,7 @@ def test_trained_agent_plays_only_legal_actions(tmp_path, game_name):
                 if term or trunc:
                     env.step(None)
                     continue
-                legal = info["legal_actions"]
+                legal = env.unwrapped.legal_actions()
                 obs = env.observe(name)
                 a = agent.act(obs, legal)
                 assert a in set(legal.tolist())

@@ -28,7 +28,7 @@ def check_slot_against_env(vg: VectorGame, i: int, env) -> None:
     ob = env.observe(agent)
     assert np.array_equal(vg.obs[i], ob["observation"])
     assert np.array_equal(vg.masks[i], ob["action_mask"])
-    legal = env.infos[agent]["legal_actions"]
+    legal = env.legal_actions()
     assert vg.n_legal[i] == len(legal)
     assert np.array_equal(vg.legal[i, :vg.n_legal[i]], legal)
     assert (vg.legal[i, vg.n_legal[i]:] == -1).all()

@@ -651,7 +651,7 @@ def random_game(env, rng, max_steps=10_000):
         if term or trunc:
             env.step(None)
             continue
-        ids = info["legal_actions"]
+        ids = env.unwrapped.legal_actions()
         env.step(int(ids[rng.integers(len(ids))]))
 
 
@@ -661,7 +661,7 @@ def test_pickle_round_trip_mid_bury_and_play():
         env = wakeng_v0.env(open_hand=True, render_mode="ansi")
         env.reset(seed=11)
         while env.infos[env.agent_selection]["phase"] != stop:
-            ids = env.infos[env.agent_selection]["legal_actions"]
+            ids = env.unwrapped.legal_actions()
             env.step(int(ids[rng.integers(len(ids))]))
         act(env, env.unwrapped.action_to_string(int(env.unwrapped.legal_actions()[0])))
         clone = pickle.loads(pickle.dumps(env))

@@ -420,7 +420,7 @@ def test_declare_when_allowed_and_public(g):
     env.step(g2.string_to_action("declare"))
     assert env.agent_selection == "player_0"  # he acts again
     assert "declare" not in [g2.action_to_string(a) for a in u.legal_actions()]
-    assert env.infos["player_0"]["declared"] == [0]
+    assert env.infos["player_0"]["declared"] == [True, False, False, False]
     # his hand is in every observation; the others' are not
     a, b = g2.layout.offsets["declared_hands"]
     C = (b - a) // 4
@@ -750,7 +750,7 @@ def test_info_and_render():
     env.reset(seed=2)
     info = env.infos[env.agent_selection]
     assert info["phase"] == "play" and info["head"] == -1 and info["loser"] == -1
-    assert info["status"] == ["active"] * 4 and info["declared"] == []
+    assert info["status"] == ["active"] * 4 and info["declared"] == [False] * 4
     text = env.render()
     assert "Lanxi Wulong" in text and "unused:" in text
 

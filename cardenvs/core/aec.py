@@ -9,8 +9,12 @@ Conventions shared by every game:
 * agents ``player_0 .. player_{n-1}`` by seat; roles are in the observation and ``info``;
 * ``observe(agent)`` returns ``{"observation": float32[D], "action_mask": int8[N]}``, fresh
   arrays every call; the mask is all zeros for agents not to move;
-* ``infos[agent]["legal_actions"]`` holds the legal action ids (``int64`` array) of the agent
-  to move, so callers need not scan the mask;
+* infos are fixed-shape by default: every entry of ``infos[agent]`` is a scalar, a string or
+  a list with one entry per seat, so libraries that stack infos across steps or envs
+  (Tianshou's ``Collector``, ``gymnasium.vector``) can; the legal action ids of the agent to
+  move are :meth:`CardEnv.legal_actions` (or the mask's set entries).  With
+  ``info_legal_actions=True`` they are also in ``infos[agent]["legal_actions"]`` (an ``int64``
+  array of varying length; empty at the end of the game);
 * an illegal action: by default (``illegal="lose"``) the game ends, the mover gets
   ``illegal_reward`` (-1) and everyone else 0, and ``infos[mover]["illegal_move"]`` is True;
   with ``illegal="raise"`` a ``ValueError`` names the action and the state is unchanged;
@@ -37,15 +41,29 @@ _MAX_SEED = 2**63 - 1
 
 
 class CardEnv(AECEnv, EzPickle):
-    """Base AEC environment over a :class:`cardenvs.core.game.Game`."""
+    """Base AEC environment over a :class:`cardenvs.core.game.Game`.
+
+    Args:
+        render_mode: ``None``, ``"ansi"`` or ``"human"``.
+        illegal: ``"lose"`` (default, PettingZoo's convention): an illegal action ends the
+            game, the mover gets ``illegal_reward`` and ``infos[mover]["illegal_move"]`` is
+            True; ``"raise"``: a ``ValueError`` naming the action, the game unchanged.
+        illegal_reward: the mover's reward for an illegal action (``-1``).
+        info_legal_actions: also put the legal action ids (a varying-length ``int64``
+            array) in ``infos[agent]["legal_actions"]``; off by default so that infos keep
+            a fixed shape (see the module docstring).
+        **options: the game's options.
+    """
 
     metadata = {"render_modes": ["ansi", "human"], "name": "cardenv_v0", "is_parallelizable": False}
     game_class: type = Game
 
     def __init__(self, render_mode: Optional[str] = None, illegal: str = "lose",
-                 illegal_reward: float = -1.0, **options: Any):
+                 illegal_reward: float = -1.0, info_legal_actions: bool = False,
+                 **options: Any):
         EzPickle.__init__(self, render_mode=render_mode, illegal=illegal,
-                          illegal_reward=illegal_reward, **options)
+                          illegal_reward=illegal_reward, info_legal_actions=info_legal_actions,
+                          **options)
         super().__init__()
         if render_mode is not None and render_mode not in self.metadata["render_modes"]:
             raise ValueError(f"render_mode={render_mode!r}; choose from {self.metadata['render_modes']}")
@@ -54,6 +72,10 @@ class CardEnv(AECEnv, EzPickle):
         if isinstance(illegal_reward, (bool, np.bool_)) or not isinstance(
                 illegal_reward, (int, float, np.integer, np.floating)):
             raise TypeError(f"illegal_reward must be a number, got {type(illegal_reward).__name__}")
+        if not isinstance(info_legal_actions, (bool, np.bool_)):
+            raise TypeError(f"info_legal_actions must be a bool, got "
+                            f"{type(info_legal_actions).__name__}")
+        self.info_legal_actions = bool(info_legal_actions)
         self.render_mode = render_mode
         self.illegal = illegal
         self.illegal_reward = float(illegal_reward)
@@ -169,7 +191,8 @@ class CardEnv(AECEnv, EzPickle):
         self.agent_selection = self.possible_agents[seat]
         self._n_legal = g.legal(s, self._legal_buf)
         info = self.infos[self.agent_selection]
-        info["legal_actions"] = self._legal_buf[: self._n_legal].copy()
+        if self.info_legal_actions:
+            info["legal_actions"] = self._legal_buf[: self._n_legal].copy()
         self._extra_info(info)
 
     def _extra_info(self, info: dict) -> None:
@@ -258,7 +281,8 @@ class CardEnv(AECEnv, EzPickle):
         empty = np.zeros(0, np.int64)
         for a in self.agents:
             info = self.infos[a]
-            info["legal_actions"] = empty
+            if self.info_legal_actions:
+                info["legal_actions"] = empty
             self._extra_info(info)
 
     def render(self):

@@ -67,6 +67,14 @@ class Game:
         self.pass_id = len(self.table)
         self.n_actions = max(b for _, b in self.blocks.values())
 
+    # -- pickling: by registry name and options --------------------------------------------------
+    def __reduce__(self):
+        """A game pickles as its registry name and options and unpickles as
+        ``cardenvs.make_game(name, **options)`` (the same object within a process): its
+        kernels' compiled entry points (:meth:`_call`) cannot be pickled, and its tables are
+        rebuilt from the options anyway."""
+        return (_remake, (self.info.name, dict(getattr(self, "options", {}))))
+
     # -- kernels from Python ------------------------------------------------------------------
     def _call(self, name: str, *args):
         """Call kernel ``name``; after the first call, its compiled entry point directly.
@@ -180,6 +188,14 @@ class Game:
 
     def render(self, state: np.ndarray) -> str:  # pragma: no cover - per game
         raise NotImplementedError
+
+
+def _remake(name: str, options: dict) -> "Game":
+    """The game of a pickle (see :meth:`Game.__reduce__`)."""
+    from ..api import make_game
+
+    game = make_game(name)  # the default game's object when the options are the defaults
+    return game if getattr(game, "options", {}) == options else make_game(name, **options)
 
 
 def _action_feature_table(game: "Game") -> np.ndarray:

@@ -84,8 +84,8 @@ def random_rollouts(game, n_games: int, seed: int, encode: bool = False) -> dict
     """Play ``n_games`` uniformly random deals of ``game`` entirely inside numba.
 
     Args:
-        game: a compiled :class:`cardenvs.core.game.Game` (e.g.
-            ``cardenvs.make_game("doudizhu")``), any game of the suite.
+        game: a registry name (default options) or a compiled
+            :class:`cardenvs.core.game.Game` (e.g. ``cardenvs.make_game("doudizhu")``).
         n_games: how many deals to play (``>= 0``).
         seed: seed of the splitmix64 generator that draws every deal and every action.
         encode: also run the game's observation encoder for the seat to move before each
@@ -105,6 +105,10 @@ def random_rollouts(game, n_games: int, seed: int, encode: bool = False) -> dict
         TypeError / ValueError for bad arguments; RuntimeError when the game offers no legal
         action in an unfinished deal or a deal exceeds ``MAX_DECISIONS`` decisions.
     """
+    if isinstance(game, str):
+        from ..api import make_game
+
+        game = make_game(game)
     for name in ("k_reset", "k_legal", "k_step", "k_encode"):
         if not hasattr(game, name):
             raise TypeError(f"game must be a cardenvs Game with kernels; {type(game).__name__} "

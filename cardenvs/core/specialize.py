@@ -1,0 +1,216 @@
+"""Cached per-game copies of numba functions that take a game's kernels as arguments.
+
+A function such as :func:`cardenvs.vector._engine` serves every game because the game's
+kernels (numba dispatchers) are passed to it as arguments.  numba cannot cache such a function
+(a dispatcher argument is lowered as the address of a live Python object), so every new
+process compiled it again: about 15 s per game even with a warm cache.
+
+:func:`specialize` writes, once per game's kernel set, a small module holding the template's
+source with its kernel parameters (those named ``k_*``) turned into module globals imported
+from the game's kernel module, decorated ``@njit(cache=True)``, and imports it; numba then
+caches its machine code like any other function, and a new process loads it from there.  The
+generated module's text carries a fingerprint of every source it depends on (the template's
+own source and the values of the globals it reads, the kernels' modules, ``cardenvs/core``
+and ``cardenvs/games``, numba's and Python's versions): when one changes, the text changes,
+the file is rewritten and numba compiles afresh (numba's own cache only watches the file of
+the function itself).
+
+The modules live in ``$CARDENVS_CACHE_DIR`` when set, else in ``cardenvs/__pycache__/engines``
+when the package directory is writable, else in ``$XDG_CACHE_HOME/cardenvs/engines``
+(``~/.cache/...``); numba's cache files go to their ``__pycache__``.  Games whose kernels are
+not importable module-level functions (built at run time) keep the uncached template.
+
+The first call of a specialised function that has no cached machine code says so on stderr
+(once per process and function) with a rough duration, and how long it took when done.
+"""
+
+from __future__ import annotations
+
+import ast
+import glob
+import hashlib
+import importlib.util
+import inspect
+import os
+import sys
+import textwrap
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Optional
+
+import numba
+
+_PACKAGE = Path(__file__).resolve().parent.parent  # cardenvs/
+_SPECS: dict = {}
+_FINGERPRINT: Optional[str] = None
+
+
+@dataclass
+class Specialized:
+    """A specialised function: ``dispatcher`` takes the template's parameters whose ``keep``
+    flag is set (the kernels' are dropped)."""
+
+    dispatcher: Any
+    keep: tuple
+    label: str
+
+    def args(self, full: tuple) -> tuple:
+        """The arguments of ``dispatcher`` from the template's (a prefix is fine)."""
+        return tuple(a for a, k in zip(full, self.keep) if k)
+
+    def call(self, args: tuple):
+        """Call ``dispatcher``; the first call without cached machine code says that it
+        compiles (stderr) and how long that took."""
+        d = self.dispatcher
+        if d.overloads or _has_cache_index(d):
+            return d(*args)
+        print(f"cardenvs: compiling {self.label} (once per machine; typically 15-60 s, longer "
+              f"when the game's own kernels compile too) ...", file=sys.stderr, flush=True)
+        t0 = time.perf_counter()
+        out = d(*args)
+        print(f"cardenvs: compiled {self.label} in {time.perf_counter() - t0:.0f} s (cached in "
+              f"{d.stats.cache_path})", file=sys.stderr, flush=True)
+        return out
+
+
+def _has_cache_index(d) -> bool:
+    path = d.stats.cache_path
+    stem = Path(inspect.getfile(d.py_func)).stem
+    return bool(path) and bool(glob.glob(os.path.join(path, f"{stem}.{d.py_func.__name__}-*.nbi")))
+
+
+def cache_dir() -> Path:
+    """Where the generated modules are written (see the module docstring)."""
+    env = os.environ.get("CARDENVS_CACHE_DIR")
+    if env:
+        return Path(env).expanduser() / "engines"
+    local = _PACKAGE / "__pycache__"
+    try:
+        local.mkdir(exist_ok=True)
+        if os.access(local, os.W_OK):
+            return local / "engines"
+    except OSError:
+        pass
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return Path(base) / "cardenvs" / "engines"
+
+
+def _fingerprint(extra_files, extra_text: str = "") -> str:
+    """A hash of ``cardenvs/core`` and ``cardenvs/games``, numba's and Python's versions,
+    ``extra_files`` and ``extra_text``."""
+    global _FINGERPRINT
+    if _FINGERPRINT is None:
+        h = hashlib.sha256()
+        h.update(f"numba {numba.__version__}; python {sys.version}".encode())
+        files = sorted(set(glob.glob(str(_PACKAGE / "core" / "*.py"))
+                           + glob.glob(str(_PACKAGE / "games" / "*.py"))))
+        for f in files:
+            h.update(f.encode())
+            h.update(Path(f).read_bytes())
+        _FINGERPRINT = h.hexdigest()
+    h = hashlib.sha256(_FINGERPRINT.encode())
+    for f in sorted(set(extra_files)):
+        h.update(Path(f).read_bytes())
+    h.update(extra_text.encode())
+    return h.hexdigest()[:32]
+
+
+def _stable_repr(value) -> str:
+    """``repr`` of a constant; a function by its module and name (its source is hashed with
+    its module's file)."""
+    if isinstance(value, (bool, int, float, str, bytes, tuple)):
+        return repr(value)
+    py = getattr(value, "py_func", value)
+    return f"{getattr(py, '__module__', '?')}.{getattr(py, '__qualname__', type(value).__name__)}"
+
+
+def _kernel_ref(dispatcher) -> Optional[tuple[str, str]]:
+    """``(module, name)`` under which ``dispatcher`` can be imported, or ``None``."""
+    py = getattr(dispatcher, "py_func", None)
+    if py is None:
+        return None
+    mod = sys.modules.get(py.__module__)
+    if mod is None or getattr(mod, py.__name__, None) is not dispatcher:
+        return None
+    return py.__module__, py.__name__
+
+
+def _source(template, kernels: dict, fingerprint: str) -> str:
+    py = template.py_func
+    tree = ast.parse(textwrap.dedent(inspect.getsource(py)))
+    fn = tree.body[0]
+    assert isinstance(fn, ast.FunctionDef)
+    fn.decorator_list = []
+    fn.args.args = [a for a in fn.args.args if a.arg not in kernels]
+    body = ast.unparse(fn)
+    module = sys.modules[py.__module__]
+    names = sorted(n for n in set(py.__code__.co_names) if n in vars(module) and n not in kernels)
+    lines = [f"# Generated by cardenvs.core.specialize: {py.__module__}.{py.__name__} with the "
+             f"kernels of {', '.join(sorted({m for m, _ in kernels.values()}))} bound.",
+             "# Do not edit: rewritten when a source it depends on changes.",
+             f"# fingerprint {fingerprint}",
+             "from numba import njit",
+             ""]
+    if names:
+        lines.append(f"from {py.__module__} import {', '.join(names)}")
+    for param, (mod, name) in sorted(kernels.items()):
+        lines.append(f"from {mod} import {name} as {param}")
+    opts = {k: v for k, v in template.targetoptions.items()
+            if k not in ("nopython", "cache") and v is not None}
+    flags = "".join(f", {k}={v!r}" for k, v in sorted(opts.items()))
+    lines += ["", "", f"@njit(cache=True{flags})", body, ""]
+    return "\n".join(lines)
+
+
+def specialize(template, game, label: str) -> Optional[Specialized]:
+    """The cached copy of ``template`` (an ``njit`` function whose ``k_*`` parameters take
+    ``game``'s kernels of the same name) for ``game``, or ``None`` when ``game``'s kernels
+    cannot be imported by name (then call ``template`` itself)."""
+    params = list(inspect.signature(template.py_func).parameters)
+    kernels = {}
+    for p in params:
+        if p.startswith("k_"):
+            ref = _kernel_ref(getattr(game, p, None))
+            if ref is None:
+                return None
+            kernels[p] = ref
+    key = (template.py_func.__module__, template.py_func.__qualname__,
+           tuple(sorted(kernels.items())))
+    spec = _SPECS.get(key)
+    if spec is not None:
+        return spec
+    # the template's own source and the values of the globals it reads (not its whole
+    # module: editing the rest of cardenvs/vector.py does not recompile the engines)
+    py = template.py_func
+    module = vars(sys.modules[py.__module__])
+    glob_values = {n: _stable_repr(module[n]) for n in py.__code__.co_names
+                   if n in module and n not in kernels}
+    files = [sys.modules[m].__file__ for m, _ in kernels.values()]
+    fingerprint = _fingerprint(files, inspect.getsource(py) + repr(sorted(glob_values.items())))
+    kmods = sorted({m for m, _ in kernels.values()})
+    stem = "_".join([template.py_func.__name__.strip("_")]
+                    + [m.rsplit(".", 1)[-1] for m in kmods])
+    stem += "_" + hashlib.sha256(repr(key).encode()).hexdigest()[:8]
+    text = _source(template, kernels, fingerprint)
+    folder = cache_dir()
+    path = folder / f"{stem}.py"
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        if not path.exists() or path.read_text() != text:
+            tmp = folder / f".{stem}.{os.getpid()}.tmp"
+            tmp.write_text(text)
+            os.replace(tmp, path)  # atomic: concurrent processes write the same text
+    except OSError:
+        return None
+    modname = f"_cardenvs_specialized_{stem}"
+    module = sys.modules.get(modname)
+    if module is None:
+        loader_spec = importlib.util.spec_from_file_location(modname, path)
+        module = importlib.util.module_from_spec(loader_spec)
+        sys.modules[modname] = module
+        loader_spec.loader.exec_module(module)
+    spec = Specialized(getattr(module, template.py_func.__name__),
+                       tuple(p not in kernels for p in params), label)
+    _SPECS[key] = spec
+    return spec
