@@ -89,11 +89,12 @@ from ..core.kernels import fits, planes, rng_below, shuffle
 from ..core.options import check_bool, check_choice, check_int
 from ..core.state import (
     clear_state,
-    CUR, FIRST, LANDLORD, LAST_ROW, LAST_SEAT, NPASS, NREDEAL, PHASE, PLAYS0, P_DONE,
-    P_PLAY, REW0, RNG, WINNER, hand_off, kitty_off, log_action, played_off, start_play_phase,
-    state_size, AUX0,
+    BID, BIDDER, BIDS0, CUR, FIRST, LANDLORD, LAST_ROW, LAST_SEAT, NDOUBLE, NPASS, NREDEAL,
+    PHASE, PLAYS0, P_DONE, P_PLAY, REW0, RNG, WINNER, hand_off, kitty_off, log_action,
+    played_off, start_play_phase, state_size, AUX0,
 )
 from ..core.table import Table
+from ..core.validate import StateField
 from ..core.wild import (
     WildPlay, WildRows, find_wild, format_wild, gen_legal_wild, sort_wild, wild_rows,
 )
@@ -1019,7 +1020,55 @@ class Niangniang(Game):
         o[N_OPTS + T:N_OPTS + 2 * T] = self.wild.over
         o[N_OPTS + 2 * T:] = self.wild.natmax
         super().__init__(o)
-        self.state_size = STATE_SIZE
+
+    base_state_size = STATE_SIZE
+    # before the deal (the 亮3 reveal choice) the hands are empty
+    cards_when = (PHASE, P_PLAY, P_JOKER)
+
+    # -- what a valid state is (Game.check_state) ------------------------------------------------
+    def state_fields(self) -> list:
+        T = len(self.table)
+        seat = (0, NP - 1)
+        dealt = (P_PLAY, P_JOKER)
+        copies = [int(c) for c in self.deck.full_counts()]
+
+        def counts(name, at):
+            return [StateField(f"{name} [{self.deck.order[r] if r < NR else '-'}]", at + r, 0,
+                               copies[r]) for r in range(16)]
+
+        return [
+            StateField("PHASE", PHASE, 0, len(PHASE_NAMES) - 1),
+            StateField("BID", BID, 0, 0), StateField("BIDDER", BIDDER, 0, 0),
+            StateField("NDOUBLE", NDOUBLE, 0, 0), StateField("NREDEAL", NREDEAL, 0, 3),
+            StateField("PLAYS", PLAYS0, 0, HAND + N_EXCH, NP),
+            StateField("BIDS", BIDS0, 0, 0, 8),
+            StateField("A_NTAKE", A_NTAKE, 0, N_EXCH), StateField("A_NRET", A_NRET, 0, N_EXCH),
+            StateField("A_PASSED", A_PASSED, 0, 2**NP - 1),
+            StateField("A_NTOP", A_NTOP, 0, NP), StateField("A_NSTUCK", A_NSTUCK, 0, NP),
+            StateField("A_PENDING", A_PENDING, -1, T - 1),
+            StateField("A_JMIN", A_JMIN, 0, NNAT),
+            StateField("A_HANDNO", A_HANDNO, 0, self.options["max_hands"]),
+            StateField("X_PLACE", X_PLACE, 0, NP, NP),
+            StateField("X_THREES", X_THREES, *seat, NP),
+            StateField("X_OFFER", X_OFFER, 0, 3), StateField("X_TRUNC", X_TRUNC, 0, 1),
+            StateField("X_NREC", X_NREC, 0, 2**62),
+            StateField("unused", X_NREC + 1, 0, 0, X_ORIG - X_NREC - 1),
+            *counts("X_ORIG", X_ORIG), *counts("X_TAKEN", X_TAKEN), *counts("X_RET", X_RET),
+            StateField("X_PJ", X_PJ, 0, 2, 16), StateField("X_LJ", X_LJ, 0, 2, 16),
+            StateField("X_STOOD", X_STOOD, 0, 2, 16 * NP),
+            StateField("X_LPLACE", X_LPLACE, 0, NP, NP),
+            StateField("unused", X_LPLACE + NP, 0, 0, X_REC - X_LPLACE - NP),
+            *(f for i in range(N_REC) for f in (
+                StateField(f"X_REC[{i}] seat", X_REC + 4 * i, -1, NP - 1),
+                StateField(f"X_REC[{i}] row", X_REC + 4 * i + 1, -1, T - 1),
+                StateField(f"X_REC[{i}] jokers", X_REC + 4 * i + 2, -1, NNAT - 1, 2))),
+            # after the reveal choice there is a 娘娘; the joker phase has a pending row
+            StateField("LANDLORD", LANDLORD, *seat, when=(PHASE, *dealt)),
+            StateField("A_PENDING", A_PENDING, 0, T - 1, when=(PHASE, P_JOKER, P_JOKER)),
+        ]
+
+    def log_window(self):
+        return None  # the observation's recent moves are X_REC, not the log
 
     # -- the rules query API ------------------------------------------------------------------------
     #: keywords of :meth:`query_moves` that :func:`cardenvs.legal_moves` passes on
