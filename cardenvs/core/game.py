@@ -31,11 +31,14 @@ from .state import (
     kitty_off, log_off, played_off, state_size,
 )
 from .table import Table
-from .validate import I64_MAX, CardRegion, StateField, StateSpec
+from .validate import CardRegion, StateField, StateSpec
 
 _I64 = np.dtype(np.int64)
 _F32 = np.dtype(np.float32)
 _MAX_SEED = 2**63 - 1
+#: the largest value of a counter field (NLOG, NSTEPS, PLAY_START...): far beyond any game,
+#: far from int64 overflow
+MAX_COUNT = 2**40
 #: fingerprint -> "game (options)" of every Game built in this process (for error messages)
 _FINGERPRINTS: dict[int, str] = {}
 
@@ -200,7 +203,7 @@ class Game:
     def _build_spec(self) -> StateSpec:
         n, T, A = self.n_players, len(self.table), self.n_actions
         deck = self.deck.full_counts()
-        big = I64_MAX
+        big = MAX_COUNT
         f = [StateField("PHASE", PHASE, 0, 2), StateField("CUR", CUR, 0, n - 1),
              StateField("FIRST", FIRST, -1, n - 1), StateField("LANDLORD", LANDLORD, -1, n - 1),
              StateField("BID", BID, 0, 3), StateField("BIDDER", BIDDER, -1, n - 1),
@@ -269,9 +272,10 @@ class Game:
     def _check_buffer(self, state, write: bool = True) -> None:
         """The guard of the kernel methods: ``state`` is a state vector they may use
         (``write=False``: one they only read, which may be read-only)."""
-        if (type(state) is np.ndarray and state.dtype is _I64 and state.shape == self._shape
-                and state.flags.c_contiguous and (state.flags.writeable or not write)):
-            return
+        if type(state) is np.ndarray and state.dtype is _I64 and state.shape == self._shape:
+            f = state.flags
+            if f.c_contiguous and (f.writeable or not write):
+                return
         err = _describe(state, f"the {self.info.name} state", _I64, write)
         if err is None and state.shape != self._shape:
             err = ValueError(f"a {self.info.name} state has {self.state_size} entries, "
@@ -280,9 +284,10 @@ class Game:
             raise err
 
     def _check_out(self, out, dtype: np.dtype, size: int, what: str) -> None:
-        if (type(out) is np.ndarray and out.dtype is dtype and out.ndim == 1
-                and out.shape[0] >= size and out.flags.c_contiguous and out.flags.writeable):
-            return
+        if type(out) is np.ndarray and out.dtype is dtype and out.ndim == 1 and out.size >= size:
+            f = out.flags
+            if f.c_contiguous and f.writeable:
+                return
         err = _describe(out, what, dtype)
         if err is None and out.shape[0] < size:
             err = ValueError(f"{what} has {out.shape[0]} entries; it needs at least {size}")

@@ -26,6 +26,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Optional, Sequence
 
+import numba
 import numpy as np
 from numba import njit
 
@@ -109,12 +110,23 @@ class StateSpec:
                                else [window[0], window[1], *window[2]], np.int64)
         self.order = np.array(list(order) or [(0, 0)], np.int64).reshape(-1, 2)
         self.n_order = len(order)
+        self._args = (self.lo, self.hi, self.cond, np.int64(self.n_cond), self.regions,
+                      self.deck, self.cards_when, np.int64(n_players), np.int64(log_off),
+                      np.int64(nlog), self.window, self.order, np.int64(self.n_order))
+        self._entry = None
 
     def scan(self, s: np.ndarray) -> int:
-        """0 when ``s`` passes, else a failure code (see :meth:`describe`)."""
-        return _scan(s, self.lo, self.hi, self.cond, self.n_cond, self.regions, self.deck,
-                     self.cards_when, self.n_players, self.log_off, self.nlog, self.window, self.order,
-                     self.n_order)
+        """0 when ``s`` (a 1-D C-contiguous int64 array of the right length) passes, else a
+        failure code (see :meth:`describe`)."""
+        args = self._args
+        if self._entry is not None:
+            return self._entry(s, *args)
+        code = _scan(s, *args)
+        # later calls skip numba's type dispatch (the argument types never change)
+        cres = _scan.overloads.get(tuple(numba.typeof(a) for a in (s, *args)))
+        if cres is not None:
+            self._entry = cres.entry_point
+        return code
 
     def describe(self, s: np.ndarray, code: int, game: str) -> str:
         kind, i = code >> 32, code & 0xFFFFFFFF

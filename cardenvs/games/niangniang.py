@@ -84,7 +84,7 @@ from numba import njit
 from ..core.cards import Deck
 from ..core.combos import N_FAMILIES, ROCKET, ComboRules, enumerate_plays
 from ..core.encode import Field, Layout, put_cards
-from ..core.game import Game, GameInfo
+from ..core.game import MAX_COUNT, Game, GameInfo
 from ..core.kernels import fits, planes, rng_below, shuffle
 from ..core.options import check_bool, check_choice, check_int
 from ..core.state import (
@@ -1051,7 +1051,7 @@ class Niangniang(Game):
             StateField("X_PLACE", X_PLACE, 0, NP, NP),
             StateField("X_THREES", X_THREES, *seat, NP),
             StateField("X_OFFER", X_OFFER, 0, 3), StateField("X_TRUNC", X_TRUNC, 0, 1),
-            StateField("X_NREC", X_NREC, 0, 2**62),
+            StateField("X_NREC", X_NREC, 0, MAX_COUNT),
             StateField("unused", X_NREC + 1, 0, 0, X_ORIG - X_NREC - 1),
             *counts("X_ORIG", X_ORIG), *counts("X_TAKEN", X_TAKEN), *counts("X_RET", X_RET),
             StateField("X_PJ", X_PJ, 0, 2, 16), StateField("X_LJ", X_LJ, 0, 2, 16),

@@ -96,7 +96,7 @@ from ..core.combos import (
     STRAIGHT, TRIO, TRIO_PAIR, ComboRules, enumerate_plays,
 )
 from ..core.encode import Field, Layout, put_cards
-from ..core.game import Game, GameInfo
+from ..core.game import MAX_COUNT, Game, GameInfo
 from ..core.kernels import planes, rng_below, shuffle
 from ..core.options import check_bool, check_choice, check_int
 from ..core.state import (
@@ -1312,7 +1312,7 @@ class Wulong(Game):
             StateField("A_PASSED", A_PASSED, 0, 2**NP - 1),
             StateField("A_NOUT", A_NOUT, 0, NP), StateField("A_NFAIL", A_NFAIL, 0, NP),
             StateField("A_LOSER", A_LOSER, *seat), StateField("A_DEALER", A_DEALER, *seat),
-            StateField("A_LEADER", A_LEADER, *seat), StateField("A_NREC", A_NREC, 0, 2**62),
+            StateField("A_LEADER", A_LEADER, *seat), StateField("A_NREC", A_NREC, 0, MAX_COUNT),
             StateField("A_PEND", A_PEND, -1, T - 1),
             StateField("X_PLEN", X_PLEN, 0, 4), StateField("X_PSEQ", X_PSEQ, 0, 16 + NAT - 1, 4),
             StateField("unused", X_PSEQ + 4, 0, 0, X_DECL - X_PSEQ - 4),
