@@ -421,6 +421,7 @@ class VectorGame:
         n, P, A, D, S, K = (self.n, self.n_players, self.n_actions, self.obs_size,
                             self.state_size, self.max_legal)
         self._states = np.zeros((n, S), np.int64)
+        self._states[:, -1] = self.game.fingerprint  # as Game.new_state: kept by every reset
         self._obs = np.zeros((n if self.observe else 1, D), np.float32)
         self._masks = np.zeros((n if self.use_masks else 1, A if self.use_masks else 1), np.int8)
         self.legal = np.full((n, K), -1, np.int64)

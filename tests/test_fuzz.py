@@ -44,7 +44,7 @@ def _hostile(rng, s, i, n, T, A):
     pool = [-1, -2, 0, 1, n - 1, n, n + 1, T - 1, T, T + 1, A, 8 * A, 2**31, -(2**31), 10**9,
             2**62, -(2**63), 2**63 - 1, int(s[i]) + 1, int(s[i]) - 1,
             int(rng.integers(-10, 11)), int(rng.integers(-T - 10, T + 11))]
-    return pool[int(rng.integers(len(pool)))]
+    return max(-(2**63), min(2**63 - 1, pool[int(rng.integers(len(pool)))]))
 
 
 def _snap(env) -> tuple:
@@ -69,7 +69,7 @@ def _expect_rejected(what: str, call, before, after) -> int:
     raise Failure(f"{what}: accepted")
 
 
-def _exercise(game, s, counts) -> None:
+def _exercise(game, s, counts, changed=()) -> None:
     """An accepted state: every kernel runs on it and every legal step keeps it valid."""
     obs = np.empty(game.layout.size, np.float32)
     buf = np.empty(game.n_actions, np.int64)
@@ -88,9 +88,9 @@ def _exercise(game, s, counts) -> None:
             game.check_state(t)
         except ValueError as e:
             counts["invalid_after_step"] += 1
-            if len(counts["examples"]) < 5:
+            if len(counts["examples"]) < 10:
                 counts["examples"].append(f"{game.info.name}: a legal step of an accepted state "
-                                          f"gives an invalid one: {e}")
+                                          f"({changed}) gives an invalid one: {e}")
 
 
 def _reachable(game, rng, n_games: int, per_game: int) -> list:
@@ -121,12 +121,14 @@ def _fuzz_states(name, opts, rng, scale, counts) -> None:
     g = env.unwrapped.game
     n, T, A, S = g.n_players, len(g.table), g.n_actions, g.state_size
     pool = _reachable(g, rng, 4 * scale, 6)
+    spec = g.state_spec()
     for s in pool:
         g.check_state(s)  # every reachable state is valid
         counts["reachable"] += 1
     for j in range(60 * scale):
         base = pool[j % len(pool)]
         bad = base.copy()
+        changed = []
         for _ in range(int(rng.integers(1, 4))):
             region = rng.random()
             if region < 0.5:
@@ -135,7 +137,12 @@ def _fuzz_states(name, opts, rng, scale, counts) -> None:
                 i = int(rng.integers(48, S - 1))  # cards, log, the game's region
             else:
                 i = S - 1  # the fingerprint
-            bad[i] = _hostile(rng, bad, i, n, T, A)
+            if rng.random() < 0.5:
+                bad[i] = _hostile(rng, bad, i, n, T, A)
+            else:  # a value the field's own range allows: what check_state lets through
+                lo, hi = max(int(spec.lo[i]), -(2**20)), min(int(spec.hi[i]), 2**20)
+                bad[i] = int(rng.integers(lo, hi + 1))
+            changed.append((i, int(base[i]), int(bad[i])))
         counts["states"] += 1
         snap = env.unwrapped.get_state()
         snap["state"] = bad
@@ -148,7 +155,12 @@ def _fuzz_states(name, opts, rng, scale, counts) -> None:
                 raise Failure(f"{name}: a rejected set_state changed the env")
             continue
         counts["states_accepted"] += 1
-        _exercise(g, env.unwrapped.state_vec.copy(), counts)
+        try:
+            _exercise(g, env.unwrapped.state_vec.copy(), counts,
+                      [(spec.names[i], u, v) for i, u, v in changed])
+        except Exception as e:
+            what = ", ".join(f"{spec.names[i]}: {u} -> {v}" for i, u, v in changed)
+            raise Failure(f"accepted state ({what}): {type(e).__name__}: {e}") from None
         env.reset(seed=int(rng.integers(1000)))
 
 

@@ -211,11 +211,13 @@ class Game:
              StateField("LAST_SEAT", LAST_SEAT, -1, n - 1), StateField("NDOUBLE", NDOUBLE, 0, 62),
              StateField("WINNER", WINNER, -1, n - 1), StateField("NREDEAL", NREDEAL, 0, big),
              StateField("NSTEPS", NSTEPS, 0, big), StateField("NLOG", NLOG, 0, big),
-             StateField("PLAYS", PLAYS0, 0, self.deck.size, n),
+             StateField("PLAYS", PLAYS0, 0, big, n),
              StateField("PLAYS (no seat)", PLAYS0 + n, 0, 0, 8 - n),
              StateField("BIDS", BIDS0, -1, 3, 8),
              StateField("PLAY_START", PLAY_START, 0, big),
-             StateField("log entry", log_off(n), 0, 8 * A - 1, MAXLOG)]
+             StateField("log entry", log_off(n), 0, 8 * A - 1, MAXLOG),
+             # a play to beat has a seat that made it (the trick returns to it)
+             StateField("LAST_SEAT", LAST_SEAT, 0, n - 1, when=(LAST_ROW, 0, T - 1))]
         for region in self.card_regions():
             for r in range(16):
                 rank = self.deck.order[r] if r < self.deck.n_ranks else "-"

@@ -37,5 +37,5 @@ def check_seed(seed, name: str = "seed") -> int:
     if isinstance(seed, (bool, np.bool_)) or not isinstance(seed, (int, np.integer)):
         raise TypeError(f"{name} must be a non-negative int, got {type(seed).__name__} {seed!r}")
     if not 0 <= seed <= MAX_SEED:
-        raise ValueError(f"{name} must be in [0, 2**63 - 1], got {seed}")
+        raise ValueError(f"{name} must be >= 0 and at most 2**63 - 1, got {seed}")
     return int(seed)

@@ -434,7 +434,6 @@ class DouDizhu(Game):
             StateField("FIRST", FIRST, *seat),
             StateField("BID", BID, 0, MAX_BID),
             StateField("NREDEAL", NREDEAL, 0, self.options["max_redeals"]),
-            StateField("PLAYS", PLAYS0, 0, self.max_hand, n),
             StateField("BIDS", BIDS0, -1, MAX_BID, n),
             StateField("BIDS (no seat)", BIDS0 + n, -1, -1, 8 - n),
             StateField("unused", PLAY_START + 1, 0, 0, HDR - PLAY_START - 1),

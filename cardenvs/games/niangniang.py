@@ -1040,7 +1040,6 @@ class Niangniang(Game):
             StateField("PHASE", PHASE, 0, len(PHASE_NAMES) - 1),
             StateField("BID", BID, 0, 0), StateField("BIDDER", BIDDER, 0, 0),
             StateField("NDOUBLE", NDOUBLE, 0, 0), StateField("NREDEAL", NREDEAL, 0, 3),
-            StateField("PLAYS", PLAYS0, 0, HAND + N_EXCH, NP),
             StateField("BIDS", BIDS0, 0, 0, 8),
             StateField("A_NTAKE", A_NTAKE, 0, N_EXCH), StateField("A_NRET", A_NRET, 0, N_EXCH),
             StateField("A_PASSED", A_PASSED, 0, 2**NP - 1),
@@ -1065,6 +1064,10 @@ class Niangniang(Game):
             # after the reveal choice there is a 娘娘; the joker phase has a pending row
             StateField("LANDLORD", LANDLORD, *seat, when=(PHASE, *dealt)),
             StateField("A_PENDING", A_PENDING, 0, T - 1, when=(PHASE, P_JOKER, P_JOKER)),
+            # counters of a phase that is still on are below the count that ends it
+            StateField("A_NTAKE", A_NTAKE, 0, N_EXCH - 1, when=(PHASE, P_TAKE, P_TAKE)),
+            StateField("A_NTAKE", A_NTAKE, N_EXCH, N_EXCH, when=(PHASE, P_RETURN, P_RETURN)),
+            StateField("A_NRET", A_NRET, 0, N_EXCH - 1, when=(PHASE, P_RETURN, P_RETURN)),
         ]
 
     def log_window(self):

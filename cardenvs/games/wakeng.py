@@ -53,9 +53,8 @@ from ..core.kernels import HOT, HOT_INLINE, shuffle
 from ..core.state import (
     clear_state,
     AUX0, BID, BIDDER, BIDS0, CUR, FIRST, HDR, LANDLORD, LAST_ROW, LAST_SEAT, NDOUBLE, NLOG,
-    NREDEAL, PHASE, PLAY_START, PLAYS0, P_AUCTION, P_DONE, P_PLAY, RNG, WINNER, hand_off,
-    is_legal_bid, is_legal_play,
-    kitty_off, legal_bids, legal_play_rows, log_action, play_action, played_off,
+    NREDEAL, PHASE, PLAY_START, P_AUCTION, P_DONE, P_PLAY, RNG, WINNER, hand_off, is_legal_bid,
+    is_legal_play, kitty_off, legal_bids, legal_play_rows, log_action, play_action, played_off,
     settle_one_vs_rest, start_play_phase, state_size,
 )
 from ..core.table import Table
@@ -625,7 +624,6 @@ class Wakeng(Game):
             StateField("FIRST", FIRST, *seat),
             StateField("BID", BID, 0, MAX_BID),
             StateField("NREDEAL", NREDEAL, 0, 0),
-            StateField("PLAYS", PLAYS0, 0, HAND + KITTY, NP),
             StateField("BIDS", BIDS0, -1, MAX_BID, NP),
             StateField("BIDS (no seat)", BIDS0 + NP, -1, -1, 8 - NP),
             StateField("A_SPOKEN", A_SPOKEN, 0, NP),
@@ -651,6 +649,9 @@ class Wakeng(Game):
             StateField("A_TAKEN", A_TAKEN, 0, 0, when=(PHASE, P_OPEN, P_OPEN)),
             StateField("A_NBURIED", A_NBURIED, N_BURY, N_BURY, when=(PHASE, *played)),
             StateField("A_LEADER", A_LEADER, *seat, when=(PHASE, *played)),
+            # counters of a phase that is still on are below the count that ends it
+            StateField("A_SPOKEN", A_SPOKEN, 0, NP - 1, when=(PHASE, P_AUCTION, P_AUCTION)),
+            StateField("A_NBURIED", A_NBURIED, 0, N_BURY - 1, when=(PHASE, P_BURY, P_BURY)),
         ]
 
     def card_regions(self) -> list:

@@ -1307,7 +1307,6 @@ class Wulong(Game):
                     StateField(f"X_REC[{i}] unused", e + 2 + 2 * NAT, 0, 0, EV - 2 - 2 * NAT)]
         return [
             StateField("PHASE", PHASE, P_PLAY, P_WILD), *zero,
-            StateField("PLAYS", PLAYS0, 0, HAND, NP),
             StateField("BIDS", BIDS0, 0, 0, 8),
             StateField("A_PASSED", A_PASSED, 0, 2**NP - 1),
             StateField("A_NOUT", A_NOUT, 0, NP), StateField("A_NFAIL", A_NFAIL, 0, NP),
