@@ -176,6 +176,11 @@ class Game:
         the shared defaults of :meth:`state_spec`.  Games override this."""
         return []
 
+    def state_order(self) -> list[tuple]:
+        """This game's orderings ``(a, b)`` or ``(a, b, (field, lo, hi))``: ``state[a] <=
+        state[b]`` (while ``lo <= state[field] <= hi``); both ways make an equality."""
+        return []
+
     def card_regions(self) -> list[CardRegion]:
         """The regions that hold the deck (default: hands, kitty and played cards, always)."""
         n = self.n_players
@@ -217,7 +222,9 @@ class Game:
              StateField("PLAY_START", PLAY_START, 0, big),
              StateField("log entry", log_off(n), 0, 8 * A - 1, MAXLOG),
              # a play to beat has a seat that made it (the trick returns to it)
-             StateField("LAST_SEAT", LAST_SEAT, 0, n - 1, when=(LAST_ROW, 0, T - 1))]
+             StateField("LAST_SEAT", LAST_SEAT, 0, n - 1, when=(LAST_ROW, 0, T - 1)),
+             # passes in a row end the auction or the trick before they reach n
+             StateField("NPASS", NPASS, 0, n - 1, when=(PHASE, 0, P_PLAY))]
         for region in self.card_regions():
             for r in range(16):
                 rank = self.deck.order[r] if r < self.deck.n_ranks else "-"
@@ -225,7 +232,8 @@ class Game:
         f += self.state_fields()
         return StateSpec(self.state_size, f, self.card_regions(), deck, n_players=n,
                          log_off=log_off(n), nlog=NLOG, window=self.log_window(),
-                         order=[(PLAY_START, NLOG)], cards_when=self.cards_when)
+                         order=[(PLAY_START, NLOG)] + self.state_order(),
+                         cards_when=self.cards_when)
 
     def check_state(self, state, *, inplace: bool = False) -> np.ndarray:
         """``state`` checked as a state vector of this game and option set.

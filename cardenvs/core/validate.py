@@ -14,7 +14,8 @@ checked first, by one compiled pass over the vector driven by data:
   takes it) add up to the whole deck, rank by rank;
 * the play-phase part of the action log (from ``PLAY_START``, while a header field is in a
   range) holds only play rows and pass, which is what the observation's "recent" field reads;
-* orderings between fields (``s[a] <= s[b]``), e.g. ``PLAY_START <= NLOG``;
+* orderings between fields (``s[a] <= s[b]``, maybe only while a field is in a range), e.g.
+  ``PLAY_START <= NLOG``, or "the seat to move is the digger while he buries" (two of them);
 * the fingerprint of the game and option set (the state's last entry, see
   :mod:`cardenvs.core.state`).
 
@@ -75,7 +76,7 @@ class StateSpec:
     def __init__(self, size: int, fields: Sequence[StateField], regions: Sequence[CardRegion],
                  deck: np.ndarray, *, n_players: int, log_off: int, nlog: int,
                  window: Optional[tuple[int, int, tuple[int, int, int]]] = None,
-                 order: Sequence[tuple[int, int]] = (),
+                 order: Sequence[tuple] = (),
                  cards_when: Optional[tuple[int, int, int]] = None):
         self.size = size
         self.lo = np.full(size, I64_MIN, np.int64)
@@ -108,8 +109,10 @@ class StateSpec:
         # window: (first action number field, largest allowed action, (field, lo, hi) when)
         self.window = np.array([-1, 0, -1, 0, 0] if window is None
                                else [window[0], window[1], *window[2]], np.int64)
-        self.order = np.array(list(order) or [(0, 0)], np.int64).reshape(-1, 2)
-        self.n_order = len(order)
+        # (a, b, field, lo, hi): s[a] <= s[b] while lo <= s[field] <= hi (field -1: always)
+        rows = [tuple(o) + (-1, 0, 0) if len(o) == 2 else (o[0], o[1], *o[2]) for o in order]
+        self.order = np.array(rows or [(0, 0, -1, 0, 0)], np.int64).reshape(-1, 5)
+        self.n_order = len(rows)
         self._args = (self.lo, self.hi, self.cond, np.int64(self.n_cond), self.regions,
                       self.deck, self.cards_when, np.int64(n_players), np.int64(log_off),
                       np.int64(nlog), self.window, self.order, np.int64(self.n_order))
@@ -155,7 +158,7 @@ class StateSpec:
             return (f"{game} state: log entry of action number {i} (play phase) is action "
                     f"{e // 8}; only play rows and pass ({int(self.window[1])}) are logged there")
         if kind == K_ORDER:
-            a, b = (int(x) for x in self.order[i])
+            a, b = (int(x) for x in self.order[i, :2])
             return (f"{game} state field {self.names[a]} = {int(s[a])} must not exceed "
                     f"{self.names[b]} = {int(s[b])}")
         return f"{game} state: check failed (code {code})"  # pragma: no cover
@@ -185,7 +188,8 @@ def _scan(s, lo, hi, cond, n_cond, regions, deck, cards_when, n, log_off, nlog, 
         if t != deck[r]:
             return (2 << 32) | r
     for j in range(n_order):
-        if s[order[j, 0]] > s[order[j, 1]]:
+        f = order[j, 2]
+        if (f < 0 or order[j, 3] <= s[f] <= order[j, 4]) and s[order[j, 0]] > s[order[j, 1]]:
             return (5 << 32) | j
     k = s[nlog]
     first = k - MAXLOG if k > MAXLOG else 0

@@ -1036,8 +1036,16 @@ class Niangniang(Game):
             return [StateField(f"{name} [{self.deck.order[r] if r < NR else '-'}]", at + r, 0,
                                copies[r]) for r in range(16)]
 
+        empty = [StateField(f"{name} (before the deal)", at, 0, 0, 16, when=(PHASE, P_REVEAL,
+                                                                              P_REVEAL))
+                 for name, at in [(f"hand of seat {i}", hand_off(i)) for i in range(NP)]
+                 + [("bottom", kitty_off(NP))]
+                 + [(f"played by seat {i}", played_off(NP, i)) for i in range(NP)]]
+        reveal = self.options["first_niangniang"] == "reveal_choice"
         return [
-            StateField("PHASE", PHASE, 0, len(PHASE_NAMES) - 1),
+            # the reveal phase (亮3) exists only with first_niangniang="reveal_choice"
+            StateField("PHASE", PHASE, P_REVEAL if reveal else P_PLAY, len(PHASE_NAMES) - 1),
+            *empty,
             StateField("BID", BID, 0, 0), StateField("BIDDER", BIDDER, 0, 0),
             StateField("NDOUBLE", NDOUBLE, 0, 0), StateField("NREDEAL", NREDEAL, 0, 3),
             StateField("BIDS", BIDS0, 0, 0, 8),
@@ -1069,6 +1077,11 @@ class Niangniang(Game):
             StateField("A_NTAKE", A_NTAKE, N_EXCH, N_EXCH, when=(PHASE, P_RETURN, P_RETURN)),
             StateField("A_NRET", A_NRET, 0, N_EXCH - 1, when=(PHASE, P_RETURN, P_RETURN)),
         ]
+
+    def state_order(self) -> list:
+        # the 娘娘 takes and returns
+        when = (PHASE, P_TAKE, P_RETURN)
+        return [(CUR, LANDLORD, when), (LANDLORD, CUR, when)]
 
     def log_window(self):
         return None  # the observation's recent moves are X_REC, not the log

@@ -654,6 +654,11 @@ class Wakeng(Game):
             StateField("A_NBURIED", A_NBURIED, 0, N_BURY - 1, when=(PHASE, P_BURY, P_BURY)),
         ]
 
+    def state_order(self) -> list:
+        # the digger makes the open decision and buries
+        when = (PHASE, P_OPEN, P_BURY)
+        return [(CUR, LANDLORD, when), (LANDLORD, CUR, when)]
+
     def card_regions(self) -> list:
         # the kitty joins the digger's hand (and stays as a record); buried cards leave it
         return ([CardRegion(f"hand of seat {i}", hand_off(i)) for i in range(NP)]
