@@ -1072,7 +1072,11 @@ class Niangniang(Game):
             # after the reveal choice there is a 娘娘; the joker phase has a pending row
             StateField("LANDLORD", LANDLORD, *seat, when=(PHASE, *dealt)),
             StateField("A_PENDING", A_PENDING, 0, T - 1, when=(PHASE, P_JOKER, P_JOKER)),
-            # counters of a phase that is still on are below the count that ends it
+            # counters of a phase that is still on are below the count that ends it; the play
+            # ends when at most one active player is left
+            *(StateField(name, at, 0, NP - 2, when=(PHASE, ph, ph))
+              for name, at in (("A_NTOP", A_NTOP), ("A_NSTUCK", A_NSTUCK))
+              for ph in (P_PLAY, P_JOKER)),
             StateField("A_NTAKE", A_NTAKE, 0, N_EXCH - 1, when=(PHASE, P_TAKE, P_TAKE)),
             StateField("A_NTAKE", A_NTAKE, N_EXCH, N_EXCH, when=(PHASE, P_RETURN, P_RETURN)),
             StateField("A_NRET", A_NRET, 0, N_EXCH - 1, when=(PHASE, P_RETURN, P_RETURN)),
