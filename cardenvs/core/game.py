@@ -35,6 +35,9 @@ from .validate import CardRegion, StateField, StateSpec
 
 _I64 = np.dtype(np.int64)
 _F32 = np.dtype(np.float32)
+_ND = np.ndarray
+#: integer types the compiled entry points take as int64 without a conversion
+_INTS = (int, np.int64)
 _MAX_SEED = 2**63 - 1
 #: the largest value of a counter field (NLOG, NSTEPS, PLAY_START...): far beyond any game,
 #: far from int64 overflow
@@ -312,15 +315,32 @@ class Game:
             raise ValueError(f"a deal seed must be in [0, 2**63 - 1], got {seed}")
         self._call("k_reset", state, np.int64(seed), self.tab, self.opts)
 
+    # Each kernel method first tries the fast path: the compiled entry point found by an
+    # earlier call, after an inline check of the arguments' types (no extra Python call);
+    # anything else goes through the full checks (clear errors) and numba's dispatch.
+
     def legal(self, state: np.ndarray, out: np.ndarray) -> int:
         """Write the legal action ids of the seat to move into ``out`` (int64, at least
         ``n_actions`` entries); returns their count."""
+        f = self._direct.get("k_legal")
+        if (f is not None and type(state) is _ND and state.dtype is _I64
+                and state.shape == self._shape and type(out) is _ND and out.dtype is _I64
+                and out.ndim == 1 and out.shape[0] >= self.n_actions
+                and state.flags.c_contiguous and out.flags.c_contiguous and out.flags.writeable):
+            return f(state, self.tab, self.opts, out)
         self._check_buffer(state, False)
         self._check_out(out, _I64, self.n_actions, "the legal-action buffer")
         return self._call("k_legal", state, self.tab, self.opts, out)
 
     def is_legal(self, state: np.ndarray, action: int) -> bool:
         """Whether ``action`` is legal for the seat to move (False outside the action space)."""
+        f = self._direct.get("k_is_legal")
+        if (f is not None and type(state) is _ND and state.dtype is _I64
+                and state.shape == self._shape and state.flags.c_contiguous
+                and type(action) in _INTS):
+            if not 0 <= action < self.n_actions:
+                return False
+            return bool(f(state, action, self.tab, self.opts))
         self._check_buffer(state, False)
         action = _index(action, "an action")
         if not 0 <= action < self.n_actions:
@@ -334,14 +354,27 @@ class Game:
         if not self.is_legal(state, action):
             raise ValueError(f"illegal action {action} in this {self.info.name} state"
                              + ("" if not self.done(state) else " (the game is over)"))
-        self._call("k_step", state, np.int64(action), self.tab, self.opts)
+        f = self._direct.get("k_step")
+        if f is not None and type(action) in _INTS:
+            f(state, action, self.tab, self.opts)
+        else:
+            self._call("k_step", state, np.int64(action), self.tab, self.opts)
 
     def _step_checked(self, state: np.ndarray, action: int) -> None:
-        """:meth:`step` for callers that have just checked ``is_legal(state, action)``."""
+        """:meth:`step` for callers that have just checked ``is_legal(state, action)`` on
+        their own state vector."""
         self._call("k_step", state, np.int64(action), self.tab, self.opts)
 
     def encode(self, state: np.ndarray, seat: int, out: np.ndarray) -> None:
         """Write ``seat``'s observation of ``state`` into ``out`` (float32, ``layout.size``)."""
+        f = self._direct.get("k_encode")
+        if (f is not None and type(state) is _ND and state.dtype is _I64
+                and state.shape == self._shape and type(out) is _ND and out.dtype is _F32
+                and out.ndim == 1 and out.shape[0] >= self.layout.size
+                and type(seat) in _INTS and 0 <= seat < self.n_players
+                and state.flags.c_contiguous and out.flags.c_contiguous and out.flags.writeable):
+            f(state, seat, self.tab, self.opts, self.offsets, out)
+            return
         self._check_buffer(state, False)
         seat = _index(seat, "a seat")
         if not 0 <= seat < self.n_players:

@@ -1075,7 +1075,7 @@ class Niangniang(Game):
             # counters of a phase that is still on are below the count that ends it; the play
             # ends when at most one active player is left
             *(StateField(name, at, 0, NP - 2, when=(PHASE, ph, ph))
-              for name, at in (("A_NTOP", A_NTOP), ("A_NSTUCK", A_NSTUCK))
+              for name, at in (("A_NTOP", A_NTOP), ("A_NSTUCK", A_NSTUCK), ("NPASS", NPASS))
               for ph in (P_PLAY, P_JOKER)),
             StateField("A_NTAKE", A_NTAKE, 0, N_EXCH - 1, when=(PHASE, P_TAKE, P_TAKE)),
             StateField("A_NTAKE", A_NTAKE, N_EXCH, N_EXCH, when=(PHASE, P_RETURN, P_RETURN)),
