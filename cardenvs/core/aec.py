@@ -312,7 +312,10 @@ class CardEnv(AECEnv, EzPickle):
         if missing:
             raise ValueError(f"not a get_state() snapshot: missing {', '.join(missing)}")
         g = self.game
-        state = g.check_state(snap["state"]).copy()
+        if not snap["started"] and np.array_equal(snap["state"], g.new_state()):
+            state = g.new_state()  # an env never reset: its blank state, no position yet
+        else:
+            state = g.check_state(snap["state"]).copy()
         agents = list(snap["agents"])
         for a in agents:
             self._check_agent(a)
