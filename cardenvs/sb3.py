@@ -56,6 +56,7 @@ except ImportError as e:  # pragma: no cover - depends on the installed extras
                       "pip install 'cardenvs[train]'") from e
 from gymnasium import spaces
 
+from .core.options import check_seed
 from .vector import OP_ADVANCE, OP_RANDOM_STEP, OP_STEP, VectorGame
 from .wrappers import _check_seats, call_policy, seat_policies
 
@@ -103,10 +104,7 @@ class SeatVecEnv(VecEnv):
         vg._set_learner(self.seats, illegal == "lose", float(illegal_reward))
         self.set_opponents(opponents)
         if seed is not None:
-            if isinstance(seed, (bool, np.bool_)) or not isinstance(seed, (int, np.integer)):
-                raise TypeError(f"seed must be an int, got {type(seed).__name__}")
-            if seed < 0:
-                raise ValueError(f"seed must be >= 0, got {seed}")
+            check_seed(seed)
         self._seed0 = seed
         obs_space = spaces.Box(0.0, 1.0, (vg.obs_size,), np.float32)
         self.render_mode = None
@@ -121,7 +119,7 @@ class SeatVecEnv(VecEnv):
     # -- opponents ---------------------------------------------------------------------------------
     def set_opponents(self, opponents: Any) -> None:
         """Replace the opponents' policies (e.g. with a new frozen snapshot)."""
-        self.opponents = seat_policies(opponents, self.seats, self.vg.n_players)
+        self.opponents = seat_policies(opponents, self.seats, self.vg.n_players, self.vg.game)
         others = [p for p in self.opponents if p is not None]
         self._all_random = all(isinstance(p, str) and p == "random" for p in others)
         # distinct policies and the seats each plays
@@ -206,12 +204,20 @@ class SeatVecEnv(VecEnv):
 
     def step_async(self, actions: np.ndarray) -> None:
         acts = np.asarray(actions)
-        if acts.shape != (self.num_envs,):
+        if acts.shape == (self.num_envs, 1):  # SB3's policies may give a trailing axis
             acts = acts.reshape(-1)
         if acts.shape != (self.num_envs,) or not np.issubdtype(acts.dtype, np.integer):
             raise ValueError(f"actions must be {self.num_envs} integers, got shape "
                              f"{np.asarray(actions).shape} dtype {np.asarray(actions).dtype}")
         self._actions = np.ascontiguousarray(acts, np.int64).copy()
+
+    def seed(self, seed: Optional[int] = None) -> list:
+        """SB3's ``seed``: game ``i`` gets seed ``seed + i`` at the next :meth:`reset`
+        (``None``: a random base seed); ``TypeError`` / ``ValueError`` for a bad one."""
+        if seed is not None:
+            check_seed(seed)
+            check_seed(seed + self.num_envs - 1, "seed + n_envs - 1")
+        return super().seed(seed)
 
     def step_wait(self):
         if not self._started:

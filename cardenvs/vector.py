@@ -27,7 +27,9 @@ attribute                 shape, dtype         meaning
 ``seat``                  ``(N,)`` int64       seat to move (``-1`` in a finished slot)
 ``rewards``               ``(N, P)`` float32   what the last :meth:`step` paid each seat
 ``done``                  ``(N,)`` bool        the last :meth:`step` finished the slot's game
-``states``                ``(N, S)`` int64     the games' state vectors (:mod:`cardenvs.core.state`)
+``states``                ``(N, S)`` int64     the games' state vectors (:mod:`cardenvs.core.state`),
+                                               a read-only view (writing would leave the
+                                               other outputs stale)
 ``seeds``                 ``(N,)`` int64       each slot's seed (see *Seeds* below)
 ``deals``                 ``(N,)`` int64       deals started in each slot since :meth:`reset`
 ``final_states``          ``(N, S)`` int64     with ``keep_final=True``: the finished game's
@@ -89,6 +91,7 @@ import numpy as np
 from numba import njit
 
 from .core.kernels import rng_below
+from .core.options import check_seed
 from .core.specialize import specialize
 from .core.state import CUR, PHASE, P_DONE, REW0
 
@@ -168,13 +171,6 @@ def _engine(op, clear, k_reset, k_legal, k_is_legal, k_step, k_encode, tab, opts
     illegal_reward = fpar[n_players]
     for q in range(err.shape[0]):
         err[q] = 0
-    if clear == 1:
-        for i in range(done.shape[0]):
-            for p in range(cfg[C_NP]):
-                rewards[i, p] = 0.0
-            done[i] = False
-            acc[i] = 0.0
-            carry[i] = 0.0
     if op == OP_STEP:
         for j in range(n_slots):  # check everything before changing anything
             i = slots[j]
@@ -196,6 +192,19 @@ def _engine(op, clear, k_reset, k_legal, k_is_legal, k_step, k_encode, tab, opts
                 err[E_SLOT] = i
                 err[E_ACTION] = a
                 return 1
+    if op == OP_RANDOM_STEP:  # every slot must have a move before any moves
+        for j in range(n_slots):
+            if n_legal[slots[j]] <= 0:
+                err[E_CODE] = ERR_FINISHED
+                err[E_SLOT] = slots[j]
+                return 1
+    if clear == 1:  # after the checks: a rejected call leaves the last call's outputs
+        for i in range(done.shape[0]):
+            for p in range(cfg[C_NP]):
+                rewards[i, p] = 0.0
+            done[i] = False
+            acc[i] = 0.0
+            carry[i] = 0.0
     for j in range(n_slots):
         i = slots[j]
         if op == OP_RANDOM_ACTIONS:
@@ -418,7 +427,8 @@ class VectorGame:
     def _alloc(self) -> None:
         n, P, A, D, S, K = (self.n, self.n_players, self.n_actions, self.obs_size,
                             self.state_size, self.max_legal)
-        self.states = np.zeros((n, S), np.int64)
+        self._states = np.zeros((n, S), np.int64)
+        self._states[:, -1] = self.game.fingerprint  # as Game.new_state: kept by every reset
         self._obs = np.zeros((n if self.observe else 1, D), np.float32)
         self._masks = np.zeros((n if self.use_masks else 1, A if self.use_masks else 1), np.int8)
         self.legal = np.full((n, K), -1, np.int64)
@@ -455,7 +465,7 @@ class VectorGame:
         self._acc, self._carry = self._fv[0], self._fv[1]
         g = self.game
         self._head = (g.k_reset, g.k_legal, g.k_is_legal, g.k_step, g.k_encode, g.tab, g.opts,
-                      g.offsets, self.states)
+                      g.offsets, self._states)
         self._tail = (self._seed_buf, iv, self.legal, self._obs, self._masks, self.rewards,
                       self.done, self._final_states, self._final_obs, self._fv, self._fpar,
                       self._bad, self._scratch, self._cfg, self._err)
@@ -472,6 +482,15 @@ class VectorGame:
         self._fpar[list(seats)] = 1.0 / len(seats)
         self._fpar[P] = float(illegal_reward)
         self._cfg[C_LOSE] = int(bool(lose))
+
+    @property
+    def states(self) -> np.ndarray:
+        """The games' state vectors, ``(N, S)`` int64, as a read-only view: a write would
+        leave ``seat``, ``legal``, ``obs`` and ``masks`` stale (load states through the
+        engine instead); copy a row to keep or change it."""
+        v = self._states.view()
+        v.flags.writeable = False
+        return v
 
     @property
     def obs(self) -> Optional[np.ndarray]:
@@ -585,11 +604,7 @@ class VectorGame:
                 raise ValueError("seeds must be in [0, 2**63 - 1]")
             new = arr.astype(np.int64)
         elif seed is not None:
-            if isinstance(seed, (bool, np.bool_)) or not isinstance(seed, (int, np.integer)):
-                raise TypeError(f"seed must be an int, got {type(seed).__name__}")
-            if seed < 0:
-                raise ValueError(f"seed must be >= 0, got {seed}")
-            new = slot_seeds(int(seed), n)
+            new = slot_seeds(check_seed(seed), n)
         elif not self._gens:
             new = slot_seeds(np.random.SeedSequence().entropy, n)
         else:
@@ -656,6 +671,10 @@ class VectorGame:
 
     def legal_actions(self, i: int) -> np.ndarray:
         """The legal action ids of slot ``i``'s seat to move (a copy)."""
+        if isinstance(i, (bool, np.bool_)) or not isinstance(i, (int, np.integer)):
+            raise TypeError(f"slot index must be an int, got {type(i).__name__}")
+        if not 0 <= i < self.n:
+            raise ValueError(f"slot index {i} is outside [0, {self.n})")
         return self.legal[i, :self.n_legal[i]].copy()
 
     def _check_started(self) -> None:

@@ -10,6 +10,9 @@ Opponent policies (``opponents=``), for every non-learner seat, or per seat as a
 ``{seat: policy}`` or a list with one entry per seat (``None`` at the learner's seats):
 
 * ``"random"``: uniform over the legal actions, from the env's own seeded generator;
+* another agent registry name (``"rules"``, ``"rlcard"``, ``"trained"``: the ``agents``
+  package), built once with ``make_agent(name, game, seed=0)`` and shared by the seats
+  that name it;
 * an object with ``act(observation, legal_ids)`` (the ``agents`` package's interface, e.g.
   ``agents.make_agent("rules", game)``; one with only ``act_batch(observations, masks)`` is
   asked with a batch of one), or
@@ -30,6 +33,7 @@ import gymnasium
 import numpy as np
 from gymnasium import spaces
 
+from .core.options import check_seed
 from .core.state import CUR, P_DONE, PHASE, REW0
 
 _MAX_SEED = 2**63 - 1  # deal seeds as in cardenvs.core.aec.CardEnv.reset
@@ -59,14 +63,35 @@ def _check_seats(seats, n_players: int) -> tuple[int, ...]:
     return tuple(sorted(out))
 
 
-def check_policy(policy) -> Any:
+def _make_agent(name: str, game) -> Any:
+    """The agent registered as ``name`` (the ``agents`` package), bound to ``game``."""
+    try:
+        from agents import AGENTS, make_agent
+    except ModuleNotFoundError:  # pragma: no cover - the agents package is not installed
+        raise ValueError(f"unknown opponent {name!r}: give 'random', an object with "
+                         f"act(observation, legal_ids), or a callable (the agents package "
+                         f"with more names is not installed)") from None
+    if name not in AGENTS:
+        raise ValueError(f"unknown opponent {name!r}: give 'random', an agent name "
+                         f"({', '.join(a for a in AGENTS if a != 'random')}), an object with "
+                         f"act(observation, legal_ids), or a callable")
+    if game is None:
+        raise ValueError(f"opponent {name!r} needs the game to build the agent")
+    return make_agent(name, game, seed=0)
+
+
+def check_policy(policy, game=None, built: Optional[dict] = None) -> Any:
     """``policy`` if it is ``"random"``, an object with ``act`` or ``act_batch``, or a
-    callable."""
+    callable; another string is an agent registry name, built for ``game`` (once per name
+    in ``built``)."""
     if isinstance(policy, str):
-        if policy != "random":
-            raise ValueError(f"unknown opponent {policy!r}: give 'random', an object with "
-                             f"act(observation, legal_ids), or a callable")
-        return policy
+        if policy == "random":
+            return policy
+        if built is None:
+            built = {}
+        if policy not in built:
+            built[policy] = _make_agent(policy, game)
+        return built[policy]
     if (callable(getattr(policy, "act", None)) or callable(getattr(policy, "act_batch", None))
             or callable(policy)):
         return policy
@@ -75,9 +100,11 @@ def check_policy(policy) -> Any:
                     f"{type(policy).__name__}")
 
 
-def seat_policies(opponents, seats: tuple[int, ...], n_players: int) -> list:
-    """One policy per seat (``None`` at the learner's seats) from the ``opponents`` argument."""
+def seat_policies(opponents, seats: tuple[int, ...], n_players: int, game=None) -> list:
+    """One policy per seat (``None`` at the learner's seats) from the ``opponents`` argument
+    (agent names are built for ``game``)."""
     out: list = [None] * n_players
+    built: dict = {}
     others = [s for s in range(n_players) if s not in seats]
     if isinstance(opponents, dict):
         for s in opponents:
@@ -88,7 +115,7 @@ def seat_policies(opponents, seats: tuple[int, ...], n_players: int) -> list:
         if missing:
             raise ValueError(f"no opponent policy for seat(s) {missing}")
         for s in others:
-            out[s] = check_policy(opponents[s])
+            out[s] = check_policy(opponents[s], game, built)
     elif isinstance(opponents, (list, tuple)):
         if len(opponents) != n_players:
             raise ValueError(f"a list of opponents needs one entry per seat ({n_players}), "
@@ -98,9 +125,9 @@ def seat_policies(opponents, seats: tuple[int, ...], n_players: int) -> list:
                 if opponents[s] is not None:
                     raise ValueError(f"seat {s} is the learner's: its entry must be None")
             else:
-                out[s] = check_policy(opponents[s])
+                out[s] = check_policy(opponents[s], game, built)
     else:
-        p = check_policy(opponents)
+        p = check_policy(opponents, game, built)
         for s in others:
             out[s] = p
     return out
@@ -216,7 +243,7 @@ class SeatEnv(gymnasium.Env):
     # -- opponents ---------------------------------------------------------------------------------
     def set_opponents(self, opponents: Any) -> None:
         """Replace the opponents' policies (takes effect at once; e.g. a new frozen snapshot)."""
-        self.opponents = seat_policies(opponents, self.seats, self.n_players)
+        self.opponents = seat_policies(opponents, self.seats, self.n_players, self.game)
 
     def _pick(self, k: int) -> int:
         if not self._picks:
@@ -269,7 +296,7 @@ class SeatEnv(gymnasium.Env):
                 if not (0 <= a < g.n_actions and g.is_legal(s, a)):
                     raise ValueError(f"the opponent at seat {seat} ({policy!r}) chose the illegal "
                                      f"action {a} in {g.info.name}")
-            g.step(s, a)
+            g._step_checked(s, a)
             paid += self._paid()
             self._refresh()
             moves += 1
@@ -292,12 +319,34 @@ class SeatEnv(gymnasium.Env):
 
     # -- gymnasium API -----------------------------------------------------------------------------
     def reset(self, *, seed: Optional[int] = None, options: Optional[dict] = None):
+        if seed is not None:
+            check_seed(seed)
+        if options is not None and not isinstance(options, dict):
+            raise TypeError(f"options must be a dict, got {type(options).__name__}")
+        # a rejected reset (a bad custom deal, an opponent policy that raises) leaves the
+        # env as it was: the running game, the deal generator and the opponents' generator
+        saved = dict(self.__dict__)
+        saved["_picks"] = list(self._picks)
+        saved_state = self.state_vec.copy()
+        gen = getattr(self, "_np_random", None)
+        saved_gen = None if gen is None else gen.bit_generator.state
+        saved_opp = self._opp_rng.bit_generator.state
+        try:
+            return self._reset(seed, options)
+        except BaseException:
+            self.__dict__.clear()
+            self.__dict__.update(saved)
+            self.state_vec[:] = saved_state
+            if gen is not None:
+                gen.bit_generator.state = saved_gen
+            self._opp_rng.bit_generator.state = saved_opp
+            raise
+
+    def _reset(self, seed: Optional[int], options: Optional[dict]):
         super().reset(seed=seed)
         if seed is not None:
             self._opp_rng = np.random.default_rng([int(seed), _OPP_SALT])
             self._picks = []
-        if options is not None and not isinstance(options, dict):
-            raise TypeError(f"options must be a dict, got {type(options).__name__}")
         g = self.game
         self._skipped = 0
         custom = bool(options) and bool(set(options) & set(g.deal_keys))
@@ -344,6 +393,9 @@ class SeatEnv(gymnasium.Env):
         if not 0 <= action < g.n_actions:
             raise ValueError(f"action {action} is outside the action space [0, {g.n_actions})")
         seat = int(s[CUR])
+        if not self._is_learner[seat]:
+            raise ValueError(f"seat {seat}, an opponent's, is to move: the previous call did not "
+                             f"finish (an opponent policy raised?); call reset()")
         self._seat = seat
         if not g.is_legal(s, action):
             if self.illegal == "raise":
@@ -358,7 +410,7 @@ class SeatEnv(gymnasium.Env):
             info["illegal_move"] = True
             info["final_rewards"] = np.zeros(self.n_players)  # the game paid nobody
             return self._observation(seat), self.illegal_reward, True, False, info
-        g.step(s, action)
+        g._step_checked(s, action)
         reward = self._paid()
         self._refresh()
         reward += self._play_opponents()

@@ -351,3 +351,220 @@ def test_good_custom_deal_and_bad_options_type():
     with pytest.raises(TypeError, match="options must be a dict"):
         env.reset(options=[("hands", [H0, H1, H2])])
     assert_unchanged(env, snap)
+
+
+# -- issue 17 items 3-7 and 11: the wrappers and the batched engine ---------------------------
+
+def test_seatenv_refuses_the_learner_action_when_an_opponent_is_to_move():
+    """Item 3: after an opponent policy raised inside step, the next step must not apply the
+    learner's action to the opponent's seat."""
+    from cardenvs.wrappers import SeatEnv
+
+    calls = {"n": 0}
+
+    def flaky(obs, legal):
+        calls["n"] += 1
+        if calls["n"] == 2:
+            raise RuntimeError("policy failure")
+        return int(legal[0])
+
+    env = SeatEnv("doudizhu", 0, opponents=flaky, auction="fixed")
+    env.reset(seed=0)
+    with pytest.raises(RuntimeError, match="policy failure"):
+        for _ in range(10):
+            env.step(int(env.legal_actions()[0]))
+    s = env.state_vec.copy()
+    assert s[0] != 2 and int(s[1]) != 0  # an opponent's seat is to move
+    with pytest.raises(ValueError, match=r"an opponent's, is to move.*call reset\(\)"):
+        env.step(int(env.game.pass_id))
+    np.testing.assert_array_equal(env.state_vec, s)
+    env.reset(seed=1)  # and reset recovers
+    env.step(int(env.legal_actions()[0]))
+
+
+def test_illegal_raise_keeps_the_pending_reward():
+    """Item 4: a rejected illegal action must not erase the mover's pending reward."""
+    env = game_env("niangniang", illegal="raise", match=True, target_score=40)
+    env.reset(seed=0)
+    rng = np.random.default_rng(0)
+    for _ in range(5000):
+        agent = env.agent_selection
+        if env._cumulative_rewards[agent] != 0 and not env.terminations[agent]:
+            break
+        env.step(int(rng.choice(env.unwrapped.legal_actions())))
+    else:
+        pytest.fail("no pending hand payout reached")
+    pending = dict(env._cumulative_rewards)
+    legal = set(env.unwrapped.legal_actions().tolist())
+    bad = next(a for a in range(env.unwrapped.game.n_actions) if a not in legal)
+    snap = snapshot(env)
+    with pytest.raises(ValueError, match="illegal action"):
+        env.step(bad)
+    assert env._cumulative_rewards == pending and pending[agent] != 0
+    assert_unchanged(env, snap)
+    assert env.last()[1] == pending[agent]
+
+
+def test_vector_step_random_is_all_or_nothing():
+    """Item 5: step_random with a finished slot (auto_reset=False) changes no slot."""
+    from cardenvs.vector import VectorGame
+
+    vg = VectorGame("wakeng", 4, auto_reset=False)
+    vg.reset(seed=3)
+    for _ in range(10_000):
+        if (vg.seat < 0).any():
+            break
+        vg.step_random(np.flatnonzero(vg.seat >= 0))
+    done = int(np.flatnonzero(vg.seat < 0)[0])
+    live = np.flatnonzero(vg.seat >= 0)
+    assert live.size and live.min() < done or live.max() > done
+    before = vg.states.copy(), vg.legal.copy(), vg.rewards.copy(), vg.done.copy()
+    with pytest.raises(ValueError, match=rf"game {done} of the batch is over"):
+        vg.step_random()
+    for x, y in zip(before, (vg.states, vg.legal, vg.rewards, vg.done)):
+        np.testing.assert_array_equal(x, y)
+
+
+def test_vector_rejected_step_keeps_last_outputs_and_states_are_read_only():
+    """Item 7: a rejected step keeps the previous call's rewards/done; legal_actions(-1)
+    raises; writing into ``states`` is refused."""
+    from cardenvs.vector import VectorGame
+
+    vg = VectorGame("doudizhu", 3)
+    vg.reset(seed=0)
+    for _ in range(2000):  # until a step pays
+        rew, done = vg.step_random(), vg.done
+        if vg.done.any():
+            break
+    assert vg.done.any() and vg.rewards.any()
+    rewards, done = vg.rewards.copy(), vg.done.copy()
+    acts = vg.legal[:, 0].copy()
+    acts[1] = -1
+    with pytest.raises(ValueError, match="outside the action space"):
+        vg.step(acts)
+    np.testing.assert_array_equal(vg.rewards, rewards)
+    np.testing.assert_array_equal(vg.done, done)
+    for i in (-1, 3, 10**9):
+        with pytest.raises(ValueError, match=r"slot index .* outside \[0, 3\)"):
+            vg.legal_actions(i)
+    with pytest.raises(TypeError):
+        vg.legal_actions(1.0)
+    with pytest.raises(ValueError, match="read-only"):
+        vg.states[0, 1] = 2
+    assert vg.states.copy().flags.writeable  # a copy is the caller's
+
+
+def test_seatvecenv_step_async_rejects_a_wrong_shape():
+    from cardenvs.sb3 import SeatVecEnv
+
+    venv = SeatVecEnv("doudizhu", 4, seed=0)
+    venv.reset()
+    with pytest.raises(ValueError, match=r"actions must be 4 integers, got shape \(2, 2\)"):
+        venv.step_async(np.zeros((2, 2), np.int64))
+    venv.step_async(venv.vg.legal[:, :1].copy())  # (4, 1), as SB3 policies may give
+    venv.step_wait()
+
+
+@pytest.mark.parametrize("seed, exc", [(-1, ValueError), (1.5, TypeError), ("1", TypeError),
+                                       (True, TypeError), (2**63, ValueError)])
+def test_bad_seeds_everywhere(seed, exc):
+    """Item 7: ValueError/TypeError (not gymnasium.error.Error) from every seeded entry."""
+    from cardenvs.sb3 import SeatVecEnv
+    from cardenvs.vector import VectorGame
+    from cardenvs.wrappers import SeatEnv
+
+    env = doudizhu_v0.env()
+    env.reset(seed=2)
+    snap = snapshot(env)
+    rng = env.unwrapped.np_random.bit_generator.state
+    with pytest.raises(exc, match="seed"):
+        env.reset(seed=seed)
+    assert_unchanged(env, snap)
+    assert env.unwrapped.np_random.bit_generator.state == rng
+    se = SeatEnv("doudizhu", 0)
+    se.reset(seed=2)
+    with pytest.raises(exc, match="seed"):
+        se.reset(seed=seed)
+    vg = VectorGame("doudizhu", 2)
+    with pytest.raises(exc, match="seed"):
+        vg.reset(seed=seed)
+    with pytest.raises(exc, match="seed"):
+        SeatVecEnv("doudizhu", 2, seed=seed)
+    with pytest.raises(exc, match="seed"):
+        SeatVecEnv("doudizhu", 2, seed=0).seed(seed)
+
+
+def test_seatenv_rejected_custom_deal_does_not_advance_the_generator():
+    from cardenvs.wrappers import SeatEnv
+
+    a, b = SeatEnv("doudizhu", 0), SeatEnv("doudizhu", 0)
+    a.reset(seed=7)
+    b.reset(seed=7)
+    before = a.state_vec.copy()
+    with pytest.raises(ValueError, match="5 cards of '3'"):
+        a.reset(options={"hands": [H0, "3" + H1[1:], H2]})
+    np.testing.assert_array_equal(a.state_vec, before)
+    act = int(a.legal_actions()[0])
+    a.step(act)  # the running game goes on, as in the env that saw no error
+    b.step(act)
+    np.testing.assert_array_equal(a.state_vec, b.state_vec)
+    oa, _ = a.reset()
+    ob, _ = b.reset()
+    np.testing.assert_array_equal(oa, ob)  # the same next deal as an env without the error
+    np.testing.assert_array_equal(a.state_vec, b.state_vec)
+
+
+def test_wulong_set_position_checks_before_writing():
+    """Item 6: a rejected position leaves the caller's state untouched; "3333" is not four
+    hands."""
+    g = cardenvs.api.make_game("wulong")
+    s = g.new_state()
+    g.reset(s, 9)
+    before = s.copy()
+    bad = [
+        (dict(hands="3333"), TypeError, "list of 4 card strings"),
+        (dict(hands=["4", "5", "6", "7"], winner=1), ValueError, "winner=1"),
+        (dict(hands=["4", "5", "6", ""], to_move=3), ValueError, "not an active seat"),
+        (dict(hands=["4", "33", "6", "7"], to_move=1), ValueError, "not an active seat"),
+        (dict(hands=["4", "5", "6", "7"], prev="XX"), ValueError, "X"),
+        (dict(hands=["4", "5", "6", "7"], declared=[9]), ValueError, "declared seat"),
+        (dict(hands=["4", "5", "6", "7"], prev="5", prev_seat=7), ValueError, "prev_seat"),
+    ]
+    for kwargs, exc, fragment in bad:
+        with pytest.raises(exc, match=fragment):
+            g.set_position(s, **kwargs)
+        np.testing.assert_array_equal(s, before)
+    g.set_position(s, ["45", "6", "7", "8"], 0)
+    g.check_state(s)
+    assert g.legal(s, np.empty(g.n_actions, np.int64)) >= 2
+
+
+@pytest.mark.parametrize("hand, prev", [("55555555", "5"), ("44444444", "4444"),
+                                        ("55555555", "55")])
+def test_wulong_positions_needing_nine_natural_cards(hand, prev):
+    """Item 7: a wild joker stands in only beside a natural card, so these need nine natural
+    cards of one rank (two decks hold 8)."""
+    with pytest.raises(ValueError, match="impossible position"):
+        legal_moves("wulong", hand, prev)
+
+
+def test_wulong_positions_with_wild_jokers_left_are_possible():
+    # 7 + 2 = 9 fives: one 5 of the pair to beat was a wild joker beside a natural 5; only
+    # bombs of 5s beat a pair of 5s
+    assert legal_moves("wulong", "5555555", "55") == ["5555", "55555", "555555", "5555555"]
+
+
+def test_seatenv_rules_opponents():
+    """Item 11: opponents="rules" (an agent registry name) as the README lists it."""
+    from cardenvs.wrappers import SeatEnv
+
+    env = SeatEnv("doudizhu", 0, opponents="rules")
+    obs, info = env.reset(seed=0)
+    assert env.opponents[0] is None and env.opponents[1] is env.opponents[2]
+    assert callable(env.opponents[1].act)
+    done = False
+    while not done:
+        obs, reward, done, _, info = env.step(int(info["legal_actions"][0]))
+    assert "final_rewards" in info
+    with pytest.raises(ValueError, match="unknown opponent 'nobody'.*rules"):
+        SeatEnv("doudizhu", 0, opponents="nobody")

@@ -54,3 +54,32 @@ def test_demo_plays_a_deal():
     assert "phase: done" in text
     assert "sum: +0" in text  # Dou Dizhu is zero-sum
     assert main(["moves", "doudizhu", "33X"]) == 2  # bad input: clear error, exit status 2
+
+
+def test_readme_rules_query_examples_run():
+    """The README's ``legal_moves`` example and its ambiguous-``prev`` variants are valid
+    positions (issue 17 item 10: the first version held six 3s) and show what it says."""
+    import pytest
+
+    import cardenvs
+
+    text = " ".join((ROOT / "README.md").read_text(encoding="utf-8").split())
+    m = re.search(r'cardenvs\.legal_moves\("doudizhu", "(\w+)", prev="(\w+)"\)', text)
+    assert m, "the README's rules-query example is gone"
+    hand, prev = m.groups()
+    moves = cardenvs.legal_moves("doudizhu", hand, prev=prev)
+    # prev 3339 is a trio + single: every trio of the hand with a kicker beats it, and the rocket
+    assert "BR" in moves and "7778" in moves and "TTTR" in moves
+    assert all(len(mv) == 4 or mv == "BR" for mv in moves)
+    amb = re.search(r'ambiguous `prev` such as `"(\d+)"` needs `prev_type="(\w+)"` or the '
+                    r'`body\+kickers` notation `"([\d+]+)"`', text)
+    assert amb, "the README's ambiguous-prev sentence is gone"
+    plain, prev_type, split = amb.groups()
+    with pytest.raises(ValueError, match="more than one way"):
+        cardenvs.legal_moves("doudizhu", hand, prev=plain)
+    # read as an airplane of four trios, only four higher trios (or the rocket) beat it
+    assert cardenvs.legal_moves("doudizhu", hand, prev=plain, prev_type=prev_type) == [
+        "BR", "777888999TTT"]
+    # read as three trios + three singles, three higher trios with any three kickers beat it
+    kick = cardenvs.legal_moves("doudizhu", hand, prev=split)
+    assert {"777888999TTB", "77888999TTTR"} <= set(kick) and "BR" in kick

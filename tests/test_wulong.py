@@ -836,4 +836,8 @@ def test_legal_moves_bad_input():
     # twelve 2s with BB in hand: four of them jokers, but only RR is left
     with pytest.raises(ValueError, match="impossible position"):
         lm("22222222BB", "2222")
-    assert lm("22222222", "2222") != []  # the 2222 on the table may hold four jokers
+    # a wild joker stands in only beside a natural card (rules: "played together with at
+    # least one natural card"), so the 2222 on the table holds a natural 2: nine in all
+    with pytest.raises(ValueError, match="impossible position"):
+        lm("22222222", "2222")
+    assert lm("2222222", "2222") != []  # 7 + 1 natural 2s, three jokers standing in

@@ -36,8 +36,11 @@ from gymnasium.utils import EzPickle
 from pettingzoo import AECEnv
 
 from .game import Game
+from .options import check_seed
 
 _MAX_SEED = 2**63 - 1
+_SNAPSHOT_KEYS = ("state", "agents", "rewards", "cumulative", "terminations", "truncations",
+                  "infos", "agent_selection", "history", "legal", "started")
 
 
 class CardEnv(AECEnv, EzPickle):
@@ -124,6 +127,8 @@ class CardEnv(AECEnv, EzPickle):
 
     # -- API ---------------------------------------------------------------------------------------
     def reset(self, seed: Optional[int] = None, options: Optional[dict] = None) -> None:
+        if seed is not None:
+            check_seed(seed)
         saved = (self.np_random, self._np_random_seed, self.np_random.bit_generator.state)
         if seed is not None:
             self.np_random = np.random.default_rng(seed)
@@ -247,19 +252,20 @@ class CardEnv(AECEnv, EzPickle):
         if not 0 <= action < g.n_actions:
             raise ValueError(f"action {action} is outside the action space [0, {g.n_actions})")
         s = self.state_vec
-        self._cumulative_rewards[agent] = 0.0
         if not g.is_legal(s, action):
-            if self.illegal == "raise":
+            if self.illegal == "raise":  # nothing changes, the pending reward included
                 shown = ", ".join(g.action_to_string(a) for a in self._legal_buf[: min(self._n_legal, 8)])
                 more = "" if self._n_legal <= 8 else f", ... ({self._n_legal} in all)"
                 raise ValueError(
                     f"illegal action {action} ({g.action_to_string(action)!r}) for {agent}; "
                     f"legal: {shown}{more}"
                 )
+            self._cumulative_rewards[agent] = 0.0
             self._terminate_illegal(agent)
             return
+        self._cumulative_rewards[agent] = 0.0
         self.history.append(action)
-        g.step(s, action)
+        g._step_checked(s, action)
         for a in self.rewards:
             self.rewards[a] = 0.0
         self._after_move()
@@ -332,19 +338,46 @@ class CardEnv(AECEnv, EzPickle):
         }
 
     def set_state(self, snap: dict) -> None:
-        self.state_vec = self.game.check_state(snap["state"]).copy()
-        self.agents = list(snap["agents"])
+        """Restore a snapshot of :meth:`get_state` (of this game and option set).
+
+        Everything is checked before anything changes: the state vector by
+        :meth:`cardenvs.core.game.Game.check_state` (a ``ValueError`` names the bad field or
+        the other game / option set it came from), the snapshot's keys and agents.  The legal
+        actions are recomputed from the state, not taken from the snapshot.
+        """
+        if not isinstance(snap, dict):
+            raise TypeError(f"set_state takes a dict from get_state(), got {type(snap).__name__}")
+        missing = [k for k in _SNAPSHOT_KEYS if k not in snap]
+        if missing:
+            raise ValueError(f"not a get_state() snapshot: missing {', '.join(missing)}")
+        g = self.game
+        if not snap["started"] and np.array_equal(snap["state"], g.new_state()):
+            state = g.new_state()  # an env never reset: its blank state, no position yet
+        else:
+            state = g.check_state(snap["state"]).copy()
+        agents = list(snap["agents"])
+        for a in agents:
+            self._check_agent(a)
+        sel = snap["agent_selection"]
+        if sel is not None:
+            self._check_agent(sel)
+        terms = dict(snap["terminations"])
+        live = bool(agents) and not g.done(state) and not any(terms.get(a) for a in agents)
+        if live and sel != self.possible_agents[g.current(state)]:
+            raise ValueError(f"snapshot's agent_selection {sel!r} is not the seat to move in its "
+                             f"state ({self.possible_agents[g.current(state)]})")
+        self.state_vec = state
+        self.agents = agents
         self.rewards = dict(snap["rewards"])
         self._cumulative_rewards = dict(snap["cumulative"])
-        self.terminations = dict(snap["terminations"])
+        self.terminations = terms
         self.truncations = dict(snap["truncations"])
         self.infos = {a: dict(v) for a, v in snap["infos"].items()}
-        if snap["agent_selection"] is not None:
-            self.agent_selection = snap["agent_selection"]
+        if sel is not None:
+            self.agent_selection = sel
         self.history = list(snap["history"])
-        self._n_legal = len(snap["legal"])
-        self._legal_buf[: self._n_legal] = snap["legal"]
-        self._started = snap["started"]
+        self._n_legal = g.legal(state, self._legal_buf) if live else 0
+        self._started = bool(snap["started"])
         self._replay_start = snap.get("replay_start")
 
     def __getstate__(self):

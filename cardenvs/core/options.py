@@ -26,3 +26,16 @@ def check_bool(name: str, v) -> None:
     """``TypeError`` unless ``v`` is a bool."""
     if not isinstance(v, (bool, np.bool_)):
         raise TypeError(f"{name} must be a bool, got {type(v).__name__}")
+
+
+MAX_SEED = 2**63 - 1
+
+
+def check_seed(seed, name: str = "seed") -> int:
+    """``seed`` as an int in ``[0, 2**63 - 1]``: ``TypeError`` for a non-int (a bool, a
+    float, a string), ``ValueError`` for a negative or too large one."""
+    if isinstance(seed, (bool, np.bool_)) or not isinstance(seed, (int, np.integer)):
+        raise TypeError(f"{name} must be a non-negative int, got {type(seed).__name__} {seed!r}")
+    if not 0 <= seed <= MAX_SEED:
+        raise ValueError(f"{name} must be >= 0 and at most 2**63 - 1, got {seed}")
+    return int(seed)

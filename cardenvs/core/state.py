@@ -9,6 +9,10 @@ is a 2-D array, and numba kernels need no objects).  Layout::
     [PLAYED, PLAYED + 16*np)       cards each seat has played
     [LOG, LOG + MAXLOG)            a ring buffer of the last MAXLOG actions, ``action * 8 + seat``
                                    (action number i is at ``LOG + i % MAXLOG``; NLOG counts all)
+    [.., S - 1)                    a game's own region, if any (``Game.base_state_size``)
+    S - 1                          the fingerprint of the game and option set that made the state
+                                   (written by ``Game.new_state``, kept by every reset; checked by
+                                   ``Game.check_state``, never read by a kernel)
 
 Action ids: ``[0, T)`` are rows of the game's play table, ``T`` is pass; games put their
 phase-specific blocks (bids, picks, declarations) after it.
@@ -185,11 +189,12 @@ PLAY_START = AUX0  # log index (action number) where the play phase began
 
 @njit(**HOT_INLINE)
 def clear_state(s, seed):
-    """Zero the whole state for a new deal, store the deal's generator seed, no winner yet.
+    """Zero the whole state for a new deal (all but its last entry, the fingerprint), store the
+    deal's generator seed, no winner yet.
 
     Every game's reset starts here, then sets its own fields that start at -1.
     """
-    for i in range(s.shape[0]):
+    for i in range(s.shape[0] - 1):
         s[i] = 0
     s[RNG] = seed
     s[WINNER] = -1

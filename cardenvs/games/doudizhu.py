@@ -42,6 +42,7 @@ from ..core.state import (
     play_action, played_off, settle_one_vs_rest, start_play_phase,
 )
 from ..core.table import Table
+from ..core.validate import CardRegion, StateField
 
 ORDER = "3456789TJQKA2BR"
 MAX_BID = 3
@@ -424,6 +425,30 @@ class DouDizhu(Game):
         o[N_OPTS:N_OPTS + len(deck_cards)] = deck_cards
         o[N_OPTS + len(deck_cards):N_OPTS + len(deck_cards) + self.deck.n_ranks] = self.deck.copies
         super().__init__(o)
+
+    # -- what a valid state is (Game.check_state) ------------------------------------------------
+    def state_fields(self) -> list:
+        n = self.n_players
+        seat = (0, n - 1)
+        return [
+            StateField("FIRST", FIRST, *seat),
+            StateField("BID", BID, 0, MAX_BID),
+            StateField("NREDEAL", NREDEAL, 0, self.options["max_redeals"]),
+            StateField("BIDS", BIDS0, -1, MAX_BID, n),
+            StateField("BIDS (no seat)", BIDS0 + n, -1, -1, 8 - n),
+            StateField("unused", PLAY_START + 1, 0, 0, HDR - PLAY_START - 1),
+            # the play phase has a landlord at a bid; the auction has none
+            StateField("LANDLORD", LANDLORD, *seat, when=(PHASE, P_PLAY, P_PLAY)),
+            StateField("BID", BID, 1, MAX_BID, when=(PHASE, P_PLAY, P_PLAY)),
+            StateField("LANDLORD", LANDLORD, -1, -1, when=(PHASE, P_AUCTION, P_AUCTION)),
+        ]
+
+    def card_regions(self) -> list:
+        n = self.n_players
+        # the kitty joins the landlord's hand (and stays as a record of what it was)
+        return ([CardRegion(f"hand of seat {i}", hand_off(i)) for i in range(n)]
+                + [CardRegion("kitty", kitty_off(n), when=(LANDLORD, -1, -1))]
+                + [CardRegion(f"played by seat {i}", played_off(n, i)) for i in range(n)])
 
     # -- action strings ------------------------------------------------------------------------
     def _block_string(self, block: str, i: int) -> str:

@@ -85,16 +85,17 @@ from numba import njit
 from ..core.cards import Deck
 from ..core.combos import N_FAMILIES, ROCKET, ComboRules, enumerate_plays
 from ..core.encode import Field, Layout, put_cards
-from ..core.game import Game, GameInfo
+from ..core.game import MAX_COUNT, Game, GameInfo
 from ..core.kernels import fits, planes, rng_below, shuffle
 from ..core.options import check_bool, check_choice, check_int
 from ..core.state import (
     clear_state,
-    CUR, FIRST, LANDLORD, LAST_ROW, LAST_SEAT, NPASS, NREDEAL, PHASE, PLAYS0, P_DONE,
-    P_PLAY, REW0, RNG, WINNER, hand_off, kitty_off, log_action, played_off, start_play_phase,
-    state_size, AUX0,
+    BID, BIDDER, BIDS0, CUR, FIRST, LANDLORD, LAST_ROW, LAST_SEAT, NDOUBLE, NPASS, NREDEAL,
+    PHASE, PLAYS0, P_DONE, P_PLAY, REW0, RNG, WINNER, hand_off, kitty_off, log_action,
+    played_off, start_play_phase, state_size, AUX0,
 )
 from ..core.table import Table
+from ..core.validate import StateField
 from ..core.wild import (
     WildPlay, WildRows, find_wild, format_wild, gen_legal_wild, sort_wild, wild_rows,
 )
@@ -1027,7 +1028,75 @@ class Niangniang(Game):
         o[N_OPTS + T:N_OPTS + 2 * T] = self.wild.over
         o[N_OPTS + 2 * T:] = self.wild.natmax
         super().__init__(o)
-        self.state_size = STATE_SIZE
+
+    base_state_size = STATE_SIZE
+    # before the deal (the 亮3 reveal choice) the hands are empty
+    cards_when = (PHASE, P_PLAY, P_JOKER)
+
+    # -- what a valid state is (Game.check_state) ------------------------------------------------
+    def state_fields(self) -> list:
+        T = len(self.table)
+        seat = (0, NP - 1)
+        dealt = (P_PLAY, P_JOKER)
+        copies = [int(c) for c in self.deck.full_counts()]
+
+        def counts(name, at):
+            return [StateField(f"{name} [{self.deck.order[r] if r < NR else '-'}]", at + r, 0,
+                               copies[r]) for r in range(16)]
+
+        empty = [StateField(f"{name} (before the deal)", at, 0, 0, 16, when=(PHASE, P_REVEAL,
+                                                                              P_REVEAL))
+                 for name, at in [(f"hand of seat {i}", hand_off(i)) for i in range(NP)]
+                 + [("bottom", kitty_off(NP))]
+                 + [(f"played by seat {i}", played_off(NP, i)) for i in range(NP)]]
+        reveal = self.options["first_niangniang"] == "reveal_choice"
+        return [
+            # the reveal phase (亮3) exists only with first_niangniang="reveal_choice"
+            StateField("PHASE", PHASE, P_REVEAL if reveal else P_PLAY, len(PHASE_NAMES) - 1),
+            *empty,
+            StateField("BID", BID, 0, 0), StateField("BIDDER", BIDDER, 0, 0),
+            StateField("NDOUBLE", NDOUBLE, 0, 0), StateField("NREDEAL", NREDEAL, 0, 3),
+            StateField("BIDS", BIDS0, 0, 0, 8),
+            StateField("A_NTAKE", A_NTAKE, 0, N_EXCH), StateField("A_NRET", A_NRET, 0, N_EXCH),
+            StateField("A_PASSED", A_PASSED, 0, 2**NP - 1),
+            StateField("A_NTOP", A_NTOP, 0, NP), StateField("A_NSTUCK", A_NSTUCK, 0, NP),
+            StateField("A_PENDING", A_PENDING, -1, T - 1),
+            StateField("A_JMIN", A_JMIN, 0, NNAT),
+            StateField("A_HANDNO", A_HANDNO, 0, self.options["max_hands"]),
+            StateField("X_PLACE", X_PLACE, 0, NP, NP),
+            StateField("X_THREES", X_THREES, *seat, NP),
+            StateField("X_OFFER", X_OFFER, 0, 3), StateField("X_TRUNC", X_TRUNC, 0, 1),
+            StateField("X_NREC", X_NREC, 0, MAX_COUNT),
+            StateField("unused", X_NREC + 1, 0, 0, X_ORIG - X_NREC - 1),
+            *counts("X_ORIG", X_ORIG), *counts("X_TAKEN", X_TAKEN), *counts("X_RET", X_RET),
+            StateField("X_PJ", X_PJ, 0, 2, 16), StateField("X_LJ", X_LJ, 0, 2, 16),
+            StateField("X_STOOD", X_STOOD, 0, 2, 16 * NP),
+            StateField("X_LPLACE", X_LPLACE, 0, NP, NP),
+            StateField("unused", X_LPLACE + NP, 0, 0, X_REC - X_LPLACE - NP),
+            *(f for i in range(N_REC) for f in (
+                StateField(f"X_REC[{i}] seat", X_REC + 4 * i, -1, NP - 1),
+                StateField(f"X_REC[{i}] row", X_REC + 4 * i + 1, -1, T - 1),
+                StateField(f"X_REC[{i}] jokers", X_REC + 4 * i + 2, -1, NNAT - 1, 2))),
+            # after the reveal choice there is a 娘娘; the joker phase has a pending row
+            StateField("LANDLORD", LANDLORD, *seat, when=(PHASE, *dealt)),
+            StateField("A_PENDING", A_PENDING, 0, T - 1, when=(PHASE, P_JOKER, P_JOKER)),
+            # counters of a phase that is still on are below the count that ends it; the play
+            # ends when at most one active player is left
+            *(StateField(name, at, 0, NP - 2, when=(PHASE, ph, ph))
+              for name, at in (("A_NTOP", A_NTOP), ("A_NSTUCK", A_NSTUCK), ("NPASS", NPASS))
+              for ph in (P_PLAY, P_JOKER)),
+            StateField("A_NTAKE", A_NTAKE, 0, N_EXCH - 1, when=(PHASE, P_TAKE, P_TAKE)),
+            StateField("A_NTAKE", A_NTAKE, N_EXCH, N_EXCH, when=(PHASE, P_RETURN, P_RETURN)),
+            StateField("A_NRET", A_NRET, 0, N_EXCH - 1, when=(PHASE, P_RETURN, P_RETURN)),
+        ]
+
+    def state_order(self) -> list:
+        # the 娘娘 takes and returns
+        when = (PHASE, P_TAKE, P_RETURN)
+        return [(CUR, LANDLORD, when), (LANDLORD, CUR, when)]
+
+    def log_window(self):
+        return None  # the observation's recent moves are X_REC, not the log
 
     # -- the rules query API ------------------------------------------------------------------------
     #: keywords of :meth:`query_moves` that :func:`cardenvs.legal_moves` passes on

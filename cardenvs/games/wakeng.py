@@ -52,12 +52,13 @@ from ..core.game import Game, GameInfo
 from ..core.kernels import HOT, HOT_INLINE, shuffle
 from ..core.state import (
     clear_state,
-    AUX0, BID, BIDDER, BIDS0, CUR, FIRST, LANDLORD, LAST_ROW, LAST_SEAT, NDOUBLE, NLOG, PHASE,
-    PLAY_START, P_AUCTION, P_DONE, P_PLAY, RNG, WINNER, hand_off, is_legal_bid, is_legal_play,
-    kitty_off, legal_bids, legal_play_rows, log_action, play_action, played_off,
+    AUX0, BID, BIDDER, BIDS0, CUR, FIRST, HDR, LANDLORD, LAST_ROW, LAST_SEAT, NDOUBLE, NLOG,
+    NREDEAL, PHASE, PLAY_START, P_AUCTION, P_DONE, P_PLAY, RNG, WINNER, hand_off, is_legal_bid,
+    is_legal_play, kitty_off, legal_bids, legal_play_rows, log_action, play_action, played_off,
     settle_one_vs_rest, start_play_phase, state_size,
 )
 from ..core.table import Table
+from ..core.validate import CardRegion, StateField
 from ..core.options import check_bool, check_choice, check_int
 
 ORDER = "456789TJQKA23"
@@ -610,7 +611,60 @@ class Wakeng(Game):
         o[O_FB_SUIT], o[O_FB_START] = FIRST_BIDDER_RULES[first_bidder]
         o[O_RECENT], o[O_NRANKS], o[O_DEPTH] = 2 * NP, NR, depth
         super().__init__(o)
-        self.state_size = STATE_SIZE
+
+    base_state_size = STATE_SIZE
+
+    # -- what a valid state is (Game.check_state) ------------------------------------------------
+    def state_fields(self) -> list:
+        seat = (0, NP - 1)
+        copies = [4] * NR + [0] * (16 - NR)
+        played = (P_PLAY, P_DONE)
+        return [
+            StateField("PHASE", PHASE, 0, len(PHASE_NAMES) - 1),
+            StateField("FIRST", FIRST, *seat),
+            StateField("BID", BID, 0, MAX_BID),
+            StateField("NREDEAL", NREDEAL, 0, 0),
+            StateField("BIDS", BIDS0, -1, MAX_BID, NP),
+            StateField("BIDS (no seat)", BIDS0 + NP, -1, -1, 8 - NP),
+            StateField("A_SPOKEN", A_SPOKEN, 0, NP),
+            StateField("A_NBURIED", A_NBURIED, 0, N_BURY),
+            StateField("A_OPEN", A_OPEN, -1, 1),
+            StateField("A_TAKEN", A_TAKEN, 0, 1),
+            StateField("A_LEADER_FIXED", A_LEADER_FIXED, -1, NP - 1),
+            StateField("A_LEADER", A_LEADER, -1, NP - 1),
+            StateField("unused", A_LEADER + 1, 0, 0, HDR - A_LEADER - 1),
+            StateField("DIAM", DIAM, -1, LOC_BURIED, NR),
+            StateField("DIAM (no rank)", DIAM + NR, 0, 0, 16 - NR),
+            *(StateField(f"DEALT [{ORDER[r] if r < NR else '-'}]", DEALT + r, 0, copies[r])
+              for r in range(16)),
+            *(StateField(f"BURIED [{ORDER[r] if r < NR else '-'}]", BURIED + r, 0, copies[r])
+              for r in range(16)),
+            # after the auction there is a digger; after the open decision he holds the kitty
+            StateField("LANDLORD", LANDLORD, *seat, when=(PHASE, P_PLAY, P_BURY)),
+            StateField("LANDLORD", LANDLORD, -1, -1, when=(PHASE, P_AUCTION, P_AUCTION)),
+            StateField("BID", BID, 1, MAX_BID, when=(PHASE, P_PLAY, P_BURY)),
+            StateField("A_TAKEN", A_TAKEN, 1, 1, when=(PHASE, *played)),
+            StateField("A_TAKEN", A_TAKEN, 1, 1, when=(PHASE, P_BURY, P_BURY)),
+            StateField("A_TAKEN", A_TAKEN, 0, 0, when=(PHASE, P_AUCTION, P_AUCTION)),
+            StateField("A_TAKEN", A_TAKEN, 0, 0, when=(PHASE, P_OPEN, P_OPEN)),
+            StateField("A_NBURIED", A_NBURIED, N_BURY, N_BURY, when=(PHASE, *played)),
+            StateField("A_LEADER", A_LEADER, *seat, when=(PHASE, *played)),
+            # counters of a phase that is still on are below the count that ends it
+            StateField("A_SPOKEN", A_SPOKEN, 0, NP - 1, when=(PHASE, P_AUCTION, P_AUCTION)),
+            StateField("A_NBURIED", A_NBURIED, 0, N_BURY - 1, when=(PHASE, P_BURY, P_BURY)),
+        ]
+
+    def state_order(self) -> list:
+        # the digger makes the open decision and buries
+        when = (PHASE, P_OPEN, P_BURY)
+        return [(CUR, LANDLORD, when), (LANDLORD, CUR, when)]
+
+    def card_regions(self) -> list:
+        # the kitty joins the digger's hand (and stays as a record); buried cards leave it
+        return ([CardRegion(f"hand of seat {i}", hand_off(i)) for i in range(NP)]
+                + [CardRegion("kitty", kitty_off(NP), when=(A_TAKEN, 0, 0)),
+                   CardRegion("buried", BURIED)]
+                + [CardRegion(f"played by seat {i}", played_off(NP, i)) for i in range(NP)])
 
     # -- action strings ------------------------------------------------------------------------
     def _block_string(self, block: str, i: int) -> str:

@@ -96,15 +96,16 @@ from ..core.combos import (
     STRAIGHT, TRIO, TRIO_PAIR, ComboRules, enumerate_plays,
 )
 from ..core.encode import Field, Layout, put_cards
-from ..core.game import Game, GameInfo
+from ..core.game import MAX_COUNT, Game, GameInfo
 from ..core.kernels import planes, rng_below, shuffle
 from ..core.options import check_bool, check_choice, check_int
 from ..core.state import (
     clear_state,
-    AUX0, CUR, FIRST, LAST_ROW, LAST_SEAT, NLOG, PHASE, PLAYS0, P_DONE, P_PLAY, REW0, RNG,
-    WINNER, hand_off, kitty_off, log_action, played_off, start_play_phase, state_size,
+    AUX0, BID, BIDDER, BIDS0, CUR, FIRST, LANDLORD, LAST_ROW, LAST_SEAT, NDOUBLE, NLOG, NPASS,
+    NREDEAL, PHASE, PLAYS0, P_DONE, P_PLAY, REW0, RNG, WINNER, hand_off, kitty_off, log_action, played_off, start_play_phase, state_size,
 )
 from ..core.table import Table
+from ..core.validate import StateField
 from ..core.wild import (
     WildRows, find_wild, format_wild, parse_wild, popcount, sort_wild, wild_count, wild_rows,
 )
@@ -1284,7 +1285,46 @@ class Wulong(Game):
         o[N_OPTS + 2 * T:N_OPTS + 3 * T] = wr.natmax
         self.wr = wr
         super().__init__(o)
-        self.state_size = STATE_SIZE
+
+    base_state_size = STATE_SIZE
+
+    # -- what a valid state is (Game.check_state) ------------------------------------------------
+    def state_fields(self) -> list:
+        T = len(self.table)
+        seat = (-1, NP - 1)
+        zero = [StateField(name, i, 0, 0) for name, i in (
+            ("LANDLORD", LANDLORD), ("BID", BID), ("BIDDER", BIDDER), ("NPASS", NPASS),
+            ("NDOUBLE", NDOUBLE), ("NREDEAL", NREDEAL))]
+        jokers = []
+        for name, at in (("X_LB", X_LB), ("X_LR", X_LR), ("X_PB", X_PB), ("X_PR", X_PR)):
+            jokers += [StateField(name, at, 0, 2, NAT), StateField(name, at + NAT, 0, 0, 16 - NAT)]
+        rec = []
+        for i in range(K_REC):
+            e = X_REC + i * EV
+            rec += [StateField(f"X_REC[{i}] seat", e, 0, NP - 1),
+                    StateField(f"X_REC[{i}] row", e + 1, -1, T - 1),
+                    StateField(f"X_REC[{i}] jokers", e + 2, 0, 2, 2 * NAT),
+                    StateField(f"X_REC[{i}] unused", e + 2 + 2 * NAT, 0, 0, EV - 2 - 2 * NAT)]
+        return [
+            StateField("PHASE", PHASE, P_PLAY, P_WILD), *zero,
+            StateField("BIDS", BIDS0, 0, 0, 8),
+            StateField("A_PASSED", A_PASSED, 0, 2**NP - 1),
+            StateField("A_NOUT", A_NOUT, 0, NP), StateField("A_NFAIL", A_NFAIL, 0, NP),
+            StateField("A_LOSER", A_LOSER, *seat), StateField("A_DEALER", A_DEALER, *seat),
+            StateField("A_LEADER", A_LEADER, *seat), StateField("A_NREC", A_NREC, 0, MAX_COUNT),
+            StateField("A_PEND", A_PEND, -1, T - 1),
+            StateField("X_PLEN", X_PLEN, 0, 4), StateField("X_PSEQ", X_PSEQ, 0, 16 + NAT - 1, 4),
+            StateField("unused", X_PSEQ + 4, 0, 0, X_DECL - X_PSEQ - 4),
+            StateField("X_DECL", X_DECL, 0, 1, NP), StateField("X_STATUS", X_STATUS, 0, 2, NP),
+            StateField("X_OUTPOS", X_OUTPOS, 0, NP, NP),
+            StateField("X_FAILPOS", X_FAILPOS, 0, NP, NP),
+            StateField("unused", X_FAILPOS + NP, 0, 0, X_LB - X_FAILPOS - NP),
+            *jokers, *rec,
+            StateField("A_PEND", A_PEND, 0, T - 1, when=(PHASE, P_WILD, P_WILD)),
+        ]
+
+    def log_window(self):
+        return None  # the observation's recent events are X_REC, not the log
 
     # -- action strings ------------------------------------------------------------------------
     def _block_string(self, block: str, i: int) -> str:
@@ -1382,7 +1422,14 @@ class Wulong(Game):
         also fixes which jokers stood in), made by ``prev_seat`` (default: the seat before
         ``to_move``).  ``declared``: seats that have declared.  ``winner``: the 头家 when
         several hands are empty (default: the lowest such seat).
+
+        Everything is checked before ``state`` is written: a bad position raises
+        ``TypeError`` / ``ValueError`` and leaves ``state`` as it was.
         """
+        self._check_buffer(state)
+        if isinstance(hands, str) or not isinstance(hands, (list, tuple)):
+            raise TypeError(f"'hands' must be a list of {NP} card strings, got "
+                            f"{type(hands).__name__}")
         if len(hands) != NP:
             raise ValueError(f"'hands' must list {NP} hands, got {len(hands)}")
         check_int("to_move", to_move, 0, NP - 1)
@@ -1392,7 +1439,8 @@ class Wulong(Game):
         if over.size:
             raise ValueError(f"impossible position: {int(total[over[0]])} cards of "
                              f"{ORDER[over[0]]!r}; the deck holds {self.deck.copies[over[0]]}")
-        s = state
+        check_int("seed", seed, 0, 2**63 - 1)
+        s = self.new_state()  # the caller's state is written only once all is checked
         reset_custom(s, np.int64(seed), self.opts, np.zeros((NP + 1, 16), np.int64),
                      np.zeros(NP * 52, np.int64), 0, to_move)
         unused = self.deck.full_counts() - total
@@ -1430,6 +1478,7 @@ class Wulong(Game):
             s[LAST_SEAT] = prev_seat
             s[X_LB:X_LB + NAT] = wp.stands[JB, :NAT]
             s[X_LR:X_LR + NAT] = wp.stands[JR, :NAT]
+        state[:] = self.check_state(s)
 
     # -- the rules query API hook (cardenvs.legal_moves) ------------------------------------------
     #: keywords of :meth:`query_moves` that :func:`cardenvs.legal_moves` passes on
@@ -1495,9 +1544,12 @@ class Wulong(Game):
                                  f"{n} cards of {ORDER[j]!r}; the decks have 2")
         spare = sum(2 - used[j] for j in self.wild_slots)
         excess = sum(max(0, int(counts[r]) + p[r] - 8) for r in range(NAT))
-        if excess > spare:
+        # the excess must be wild jokers, and a wild joker needs a natural card in its play
+        natural_left = sum(p[r] for r in range(NAT)) - excess
+        if excess > spare or (excess > 0 and natural_left < 1):
             raise ValueError(f"impossible position: hand {hand!r} and prev {prev!r} hold more "
-                             f"natural cards than the decks and the wild jokers left can make")
+                             f"natural cards than the decks and the wild jokers left can make "
+                             f"(a wild joker stands in only beside a natural card)")
 
     # -- custom deals ----------------------------------------------------------------------------
     def custom_deal(self, state: np.ndarray, options: dict, seed: int) -> None:
