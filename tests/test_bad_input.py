@@ -564,7 +564,7 @@ def test_seatenv_rules_opponents():
     assert callable(env.opponents[1].act)
     done = False
     while not done:
-        obs, reward, done, _, info = env.step(int(info["legal_actions"][0]))
+        obs, reward, done, _, info = env.step(int(env.legal_actions()[0]))
     assert "final_rewards" in info
     with pytest.raises(ValueError, match="unknown opponent 'nobody'.*rules"):
         SeatEnv("doudizhu", 0, opponents="nobody")
