@@ -31,6 +31,13 @@ CASES = [
     ("doudizhu", {}),
     ("doudizhu", {"all_pass": "redeal"}),
     ("doudizhu4", {}),
+    ("wakeng", {}),
+    ("wakeng", {"open_hand": True, "reveal_kitty": True}),
+    ("wakeng", {"open_hand": True}),
+    ("niangniang", {}),
+    ("niangniang", {"first_niangniang": "reveal_choice", "match": True, "target_score": 8}),
+    ("wulong", {}),
+    ("wulong", {"play_to_completion": True}),
 ]
 
 N_POSITIONS = 10_000

@@ -832,16 +832,23 @@ class Determinizer:
             if _sample(self.state, self.program, _seed_of(rng), out, MAX_TRIES) < 0:
                 raise RuntimeError(self._fail())
             return out
-        one = np.empty((1, self.state.shape[0]), np.int64)
-        for k in range(int(n)):
-            for _ in range(MAX_TRIES // 100):
-                if _sample(self.state, self.program, _seed_of(rng), one, MAX_TRIES) < 0:
-                    raise RuntimeError(self._fail())
-                if self._accept(one[0]):
-                    out[k] = one[0]
-                    break
-            else:
+        # Python checks: proposals from the kernel in chunks, each checked in turn (rejection)
+        chunk = np.empty((64, self.state.shape[0]), np.int64)
+        k = 0
+        tried = 0
+        while k < n:
+            if tried >= MAX_TRIES:
                 raise RuntimeError(self._fail())
+            if _sample(self.state, self.program, _seed_of(rng), chunk, MAX_TRIES) < 0:
+                raise RuntimeError(self._fail())
+            for row in chunk:
+                tried += 1
+                if self._accept(row):
+                    out[k] = row
+                    k += 1
+                    tried = 0
+                    if k == n:
+                        break
         return out
 
     def sample(self, rng: np.random.Generator) -> np.ndarray:
