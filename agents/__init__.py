@@ -12,6 +12,10 @@ rlcard   RLCard's rule model ``doudizhu-rule-v1`` in our 3-player Dou Dizhu with
 trained  a Q network shipped as small weights (``agents.trained``): per game either a
          deep Monte-Carlo self-play policy (``train.dmc``) or the ``rules`` agent with the
          network overriding its moves where it scores one clearly better (``train.improve``)
+rollout  the numba rollout policy of :mod:`cardenvs.core.policy` as a player
+         (:class:`agents.search.RolloutAgent`; reads ``info["state"]``)
+search   PIMC: sampled worlds, candidates scored by batched rollouts of the rollout policy
+         (:class:`agents.search.SearchAgent`; reads ``info["state"]``)
 ======== =====================================================================================
 
 Entries are ``"module:Class"`` strings imported on first use, so optional dependencies
@@ -32,6 +36,8 @@ AGENTS: dict[str, str] = {
     "rules": "agents.rules:RulesAgent",
     "rlcard": "agents.rlcard_agent:RLCardRuleAgent",
     "trained": "agents.trained:TrainedAgent",
+    "rollout": "agents.search:RolloutAgent",
+    "search": "agents.search:SearchAgent",
 }
 
 
