@@ -23,10 +23,17 @@ import cardenvs
 from cardenvs.core.infostate import (
     DrawOrder, FirstMarker, Linear, NotOnly, Subset, Determinizer, _as_constraint,
 )
-from cardenvs.core.state import PHASE, P_DONE, hand_off, kitty_off
+from cardenvs.core.state import CUR, PHASE, P_DONE, hand_off, kitty_off
+from cardenvs.games import niangniang as nn_mod
+from cardenvs.games import wakeng as wk_mod
+from cardenvs.games import wulong as wl_mod
 
 
-#: games and option sets whose hiding differs
+#: games and option sets whose hiding differs, and the phases their random positions must
+#: reach (doudizhu: auction, play; wakeng: + open, bury; niangniang: reveal, take, return,
+#: joker picks; wulong: wilds picks)
+PHASES = {"doudizhu": {0, 1}, "doudizhu4": {0, 1}, "wakeng": {0, 1, 4}, "niangniang": {1, 3, 4, 5},
+          "wulong": {1, 3}}
 CASES = [
     ("doudizhu", {}),
     ("doudizhu", {"all_pass": "redeal"}),
@@ -118,11 +125,50 @@ def test_observation_equal_and_plays_out(case):
         assert _card_total(game, x) == _card_total(game, s)
         samples[i] = x
         phases[int(s[PHASE])] += 1
-    assert len(phases) >= 2, phases
+        for f in _features(name, s, seat):
+            phases[f] += 1
+    want = set(PHASES[name])
+    if opts.get("first_niangniang") == "reveal_choice":
+        want.add(0)
+    if opts.get("open_hand"):
+        want |= {3, "open hand"}
+    want |= {"niangniang": {"stuck seat", "hidden joker pick", "catcher"},
+             "wulong": {"declared seat", "failed seat", "hidden wilds pick"},
+             "wakeng": {"farmer after burying"}}.get(name, set())
+    assert want <= set(phases), (sorted(map(str, want - set(phases))), phases)
     buf = np.empty(game.n_actions + 1, np.int64)
     moves = _playouts(game.k_legal, game.k_is_legal, game.k_step, game.tab, game.opts,
                       samples, 7, buf)
     assert moves > 0, {-1: "no legal action", -2: "illegal move", -3: "endless"}.get(moves)
+    # every count stayed non-negative through the play-outs
+    n = game.n_players
+    assert samples[:, hand_off(0):kitty_off(n) + 16 + 16 * n].min() >= 0
+
+
+def _features(name, s, seat):
+    """Names of the special situations of a position (for the coverage assertion)."""
+    out = []
+    cur = int(s[CUR])
+    if name == "niangniang":
+        if any(cardenvs.make_game("niangniang").stuck(s)):
+            out.append("stuck seat")
+        if s[PHASE] == nn_mod.P_JOKER and cur != seat:
+            out.append("hidden joker pick")
+        if s[PHASE] in (nn_mod.P_TAKE, nn_mod.P_RETURN) and seat != s[nn_mod.LANDLORD]:
+            out.append("catcher")
+    elif name == "wulong":
+        if s[wl_mod.X_DECL:wl_mod.X_DECL + 4].any():
+            out.append("declared seat")
+        if (s[wl_mod.X_STATUS:wl_mod.X_STATUS + 4] == wl_mod.ST_FAILED).any():
+            out.append("failed seat")
+        if s[PHASE] == wl_mod.P_WILD and cur != seat:
+            out.append("hidden wilds pick")
+    elif name == "wakeng":
+        if s[wk_mod.A_OPEN] == 1:
+            out.append("open hand")
+        if s[PHASE] == wk_mod.P_PLAY and seat != s[wk_mod.LANDLORD]:
+            out.append("farmer after burying")
+    return out
 
 
 def _card_total(game, s):
@@ -221,14 +267,18 @@ def test_fast_matches_reference(case):
     under the numba kernel equals the slow reference's (two-sample chi-square)."""
     name, opts = case
     game = cardenvs.make_game(name, **opts)
-    pos = random_positions(game, 400, seed=11)
+    pos = random_positions(game, 3000, seed=11)
     rng = np.random.default_rng(12)
-    picks = [pos[int(i)] for i in rng.choice(len(pos), 4, replace=False)]
+    groups = {}
+    for s, seat in pos:  # one random position of each phase and special situation
+        for key in [int(s[PHASE])] + _features(name, s, seat):
+            groups.setdefault(key, []).append((s, seat))
+    picks = [v[int(rng.integers(len(v)))] for _, v in sorted(groups.items(), key=str)]
     for s, seat in picks:
         d = Determinizer(game, s, seat)
         offs = [p.offset for p in d.decl.piles] + [r.offset for r in d.decl.records]
-        fast = d.batch(np.random.default_rng(13), 3000)
-        slow = reference_batch(game, s, seat, np.random.default_rng(14), 3000)
+        fast = d.batch(np.random.default_rng(13), 1500)
+        slow = reference_batch(game, s, seat, np.random.default_rng(14), 1000)
         _same_distribution(fast, slow, offs + [m.slot - 10**9 for m in d.decl.markers])
 
 

@@ -157,8 +157,8 @@ class Hidden:
             a real choice: a sampled state must give it at least two legal actions.
         repair: a Python function ``(state) -> bool`` that recomputes fields derived from the
             hidden hand by the game's own rule (returns False when the sample is inconsistent).
-        facts: public facts for :class:`InfoState` (``stuck``, ``failed``, ``declared``,
-            ``jokers_for`` ...), name -> value.
+        facts: a function returning public facts for :class:`InfoState` (``stuck``,
+            ``failed``, ``declared``, ``jokers_for`` ...), name -> value (called only there).
     """
 
     piles: list[Pile] = field(default_factory=list)
@@ -170,7 +170,7 @@ class Hidden:
     draws: list[DrawOrder] = field(default_factory=list)
     choice: bool = False
     repair: Optional[Callable[[np.ndarray], bool]] = None
-    facts: dict = field(default_factory=dict)
+    facts: Optional[Callable[[], dict]] = None
 
 
 def mask_of(ranks) -> int:
@@ -188,7 +188,7 @@ def hand_piles(state: np.ndarray, n: int, seat: int, skip=()) -> list[Pile]:
         if q == seat or q in skip:
             continue
         o = hand_off(q)
-        size = int(state[o:o + 16].sum())
+        size = sum(state[o:o + 16].tolist())
         if size:
             out.append(Pile(f"hand {q}", o, size, seat=q))
     return out
@@ -404,7 +404,11 @@ class InfoState:
 
     # -- public facts --------------------------------------------------------------------------
     def fact(self, name: str, default=None):
-        return self.decl.facts.get(name, default)
+        if self.decl.facts is None:
+            return default
+        if not hasattr(self, "_facts"):
+            self._facts = self.decl.facts()
+        return self._facts.get(name, default)
 
     @property
     def stuck(self):
@@ -466,61 +470,60 @@ def _laminar(masks: list[int]) -> bool:
 
 def compile_hidden(game, state: np.ndarray, decl: Hidden, exclude: Mapping[int, str] = ()
                    ) -> np.ndarray:
-    """The integer program of a declaration (pool, then ops) for :func:`_sample`."""
-    full = mask_of(range(game.deck.n_ranks))
-    pool = np.zeros(16, np.int64)
-    units: dict[str, list[Pile]] = {}
-    order: list[str] = []
+    """The integer program of a declaration (pool, then ops) for :func:`_sample`.
+
+    The pool is the cards of the hidden piles less the known ones.  Each unit (a pile, or a
+    group of piles) is one ``OP_FILL``, the most restricted first when the restrictions are
+    nested or disjoint (exact sequential draws); otherwise user restrictions become
+    ``OP_MASKCHECK`` rejections.
+    """
+    full = (1 << game.deck.n_ranks) - 1
     extra_masks: dict[int, int] = {}
     for q, cards in dict(exclude).items():
-        if not isinstance(q, (int, np.integer)) or not 0 <= int(q) < game.n_players:
+        if isinstance(q, bool) or not isinstance(q, (int, np.integer)) \
+                or not 0 <= int(q) < game.n_players:
             raise ValueError(f"constraint seat {q!r} is out of range 0..{game.n_players - 1}")
         c = game.deck.parse(cards, what=f"excluded cards of seat {q}")
         extra_masks[int(q)] = full & ~mask_of(np.flatnonzero(c))
+    pool = [0] * 16
+    units: dict[str, list[Pile]] = {}
     for p in decl.piles:
-        pool += state[p.offset:p.offset + 16]
-        key = p.group if p.group is not None else f"#{p.name}"
-        if key not in units:
-            units[key] = []
-            order.append(key)
-        units[key].append(p)
+        for r, c in enumerate(state[p.offset:p.offset + 16].tolist()):
+            pool[r] += c
+        units.setdefault(p.group if p.group is not None else "#" + p.name, []).append(p)
     hidden_seats = {p.seat for p in decl.piles if p.seat >= 0}
     for q, m in extra_masks.items():
         if q not in hidden_seats:
-            h = state[hand_off(q):hand_off(q) + 16]
+            h = state[hand_off(q):hand_off(q) + 16].tolist()
             if any(h[r] > 0 and not (m >> r) & 1 for r in range(16)):
                 raise ValueError(f"constraint excludes cards seat {q} is known to hold")
-    body_checks: list = []
-    fills = []
-    for key in order:
-        ps = units[key]
-        known = np.zeros(16, np.int64)
+    fills = []  # (own mask, mask with the user's, piles, known)
+    for ps in units.values():
+        known = [0] * 16
         mask = full
         for p in ps:
             if p.known is not None:
-                known += np.asarray(p.known, np.int64)
+                for r, c in enumerate(np.asarray(p.known).tolist()):
+                    known[r] += int(c)
             mask &= p.mask
         if len(ps) > 1 and mask != full:
             raise ValueError("a group of piles cannot be restricted to some ranks")
-        fills.append((bin(mask).count("1"), key, ps, known, mask))
-    eff = []
-    for f in fills:
-        m = f[4]
-        if len(f[2]) == 1 and f[2][0].seat in extra_masks:
-            m &= extra_masks[f[2][0].seat]
-        eff.append(m)
-    exact = _laminar(eff)
+        eff = mask
+        if len(ps) == 1 and ps[0].seat in extra_masks:
+            eff &= extra_masks[ps[0].seat]
+        fills.append((mask, eff, ps, known))
+    exact = len(fills) < 2 or _laminar([f[1] for f in fills])
     body: list[int] = []
-    for (_, key, ps, known, mask), m in sorted(zip(fills, eff),
-                                                key=lambda fm: bin(fm[1] if exact else fm[0][4]).count("1")):
-        body += [OP_FILL, m if exact else mask, len(ps)] + [int(x) for x in known]
+    checks: list[int] = []
+    for mask, eff, ps, known in sorted(fills, key=lambda f: bin(f[1] if exact else f[0]).count("1")):
+        body += [OP_FILL, eff if exact else mask, len(ps)] + known
         for p in ps:
             body += [p.offset, p.size]
             if not exact and p.seat in extra_masks:
-                body_checks.append((p.offset, extra_masks[p.seat]))
-        pool -= known
-    for off, m in body_checks:
-        body += [OP_MASKCHECK, off, m]
+                checks += [OP_MASKCHECK, p.offset, extra_masks[p.seat]]
+        for r in range(16):
+            pool[r] -= known[r]
+    body += checks
     for r in decl.records:
         if isinstance(r, Subset):
             body += [OP_SUBSET, r.offset, r.k, r.mask, len(r.sources)] + list(r.sources)
@@ -544,9 +547,9 @@ def compile_hidden(game, state: np.ndarray, decl: Hidden, exclude: Mapping[int, 
     for d in decl.draws:
         body += [OP_DRAWORDER, d.base, d.n_known, d.n_cards, d.n_marked, d.n]
     body += [OP_RNG, RNG, OP_END]
-    if np.any(pool < 0):
+    if min(pool) < 0:
         raise ValueError("inconsistent declaration: known cards not in the hidden piles")
-    return np.array([int(x) for x in pool] + [int(x) for x in body], np.int64)
+    return np.array(pool + body, np.int64)
 
 
 # -- the kernel ---------------------------------------------------------------------------------

@@ -1243,8 +1243,10 @@ class Niangniang(Game):
             DrawOrder, Hidden, Linear, Pile, Subset, hand_piles, mask_of,
         )
 
-        facts = dict(stuck=self.stuck(state),
-                     jokers_for=[self.stand_ins(state, X_STOOD + 16 * q) for q in range(NP)])
+        def facts():
+            return dict(stuck=self.stuck(state),
+                        jokers_for=[self.stand_ins(state, X_STOOD + 16 * q) for q in range(NP)])
+
         ph = int(state[PHASE])
         if ph == P_REVEAL:  # nothing dealt yet
             return Hidden(draws=[DrawOrder(X_THREES, int(state[X_OFFER]) + 1, NCARDS, 4, NP)],

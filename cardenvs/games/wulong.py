@@ -1638,8 +1638,9 @@ class Wulong(Game):
         known = [q for q in range(NP) if state[X_DECL + q] == 1
                  or state[X_STATUS + q] == ST_FAILED]
         h = Hidden(piles=hand_piles(state, NP, seat, skip=known),
-                   facts=dict(declared=[bool(state[X_DECL + q]) for q in range(NP)],
-                              failed=[state[X_STATUS + q] == ST_FAILED for q in range(NP)]))
+                   facts=lambda: dict(
+                       declared=[bool(state[X_DECL + q]) for q in range(NP)],
+                       failed=[bool(state[X_STATUS + q] == ST_FAILED) for q in range(NP)]))
         h.known_hands = {q: hand_off(q) for q in known}
         for p in h.piles:
             if p.size == 1:
