@@ -491,3 +491,96 @@ def test_deterministic_under_seed():
     b = cardenvs.determinize_batch(g, s, 1, np.random.default_rng(42), 50)
     assert np.array_equal(a, b)
     assert len({row.tobytes() for row in a}) == 50
+
+
+def test_wakeng_revealed_kitty_and_burial_marginals():
+    """reveal_kitty, two cards buried: the digger's hand and burial (18 + 2 cards) hold the 4
+    shown kitty cards and 16 of the 32 other unseen cards (hypergeometric); the 2 buried cards
+    are a uniform pair of those 20.  The exact law of the count of a rank in the burial is the
+    hypergeometric mixture computed here by hand."""
+    hands = ["444455556666777A", "88889999TTTTJJJA", "QQQQKKKK22223AA3"]  # kitty: 7J33
+    g = cardenvs.make_game("wakeng", reveal_kitty=True)
+    s = g.new_state()
+    g.custom_deal(s, {"hands": hands, "digger": 0, "bid": 2, "leader": 0}, 0)
+    g.step(s, g.string_to_action("bury 4"))
+    g.step(s, g.string_to_action("bury 7"))
+    x = Determinizer(g, s, 1).batch(np.random.default_rng(8), 20_000)
+    own = s[hand_off(1):hand_off(1) + 16]
+    kit = s[kitty_off(3):kitty_off(3) + 16]
+    full = g.deck.full_counts()
+    buried = wk_mod.BURIED
+    for r in range(13):
+        K = int(full[r] - own[r] - kit[r])
+        # the group's count of rank r: kitty + hypergeometric(32, K, 16)
+        pg = _hypergeom(32, K, 16)
+        law = np.zeros(3)
+        for extra, pe in enumerate(pg):
+            gcount = int(kit[r]) + extra
+            pb = _hypergeom(20, gcount, 2)
+            law[:len(pb)] += pe * pb
+        law = law[:max(1, min(2, int(kit[r]) + K) + 1)]
+        got = np.bincount(x[:, buried + r], minlength=len(law))
+        assert len(got) == len(law)
+        if (law * len(x) >= 5).sum() >= 2:
+            stat, df = _chi2(got, law * len(x))
+            assert stat < _chi2_crit(df), (r, got, law * len(x))
+        both = x[:, buried + r] + x[:, hand_off(0) + r]
+        assert np.all(both >= kit[r])
+        _check_counts(x, hand_off(2), r, 32, K, 16)
+
+
+def test_niangniang_catcher_marginals_and_stuck_joker():
+    """A catcher during the exchange: the bottom (12 cards after two takes) is a
+    hypergeometric draw of his 44 unseen cards.  A stuck seat holds B or R with the
+    proportion of the unseen jokers."""
+    g = cardenvs.make_game("niangniang")
+    s = g.new_state()
+    hands = ["3333444455", "5566667777", "88889999TT", "TTJJJJQQQQ"]
+    g.custom_deal(s, {"hands": hands, "niangniang": 0}, 0)
+    g.step(s, g.string_to_action("take B"))
+    g.step(s, g.string_to_action("take K"))
+    x = Determinizer(g, s, 1).batch(np.random.default_rng(9), 20_000)
+    own = s[hand_off(1):hand_off(1) + 16]
+    full = g.deck.full_counts()
+    for r in range(15):
+        _check_counts(x, kitty_off(4), r, 44, int(full[r] - own[r]), 12)
+    # the taken record is a uniform 2-subset of the 娘娘's 12 cards
+    taken = x[:, nn_mod.X_TAKEN:nn_mod.X_TAKEN + 16]
+    assert np.all(taken.sum(1) == 2) and np.all(taken <= x[:, hand_off(0):hand_off(0) + 16])
+    # a stuck seat, from random games
+    pos = random_positions(g, 20_000, seed=21)
+    found = 0
+    for st, seat in pos:
+        stuck = g.stuck(st)
+        qs = [q for q in range(4) if stuck[q] and q != seat]
+        if not qs or found >= 2:
+            continue
+        q = qs[0]
+        seen = st[hand_off(seat):hand_off(seat) + 16].copy()
+        for p in range(4):
+            seen += st[nn_mod.played_off(4, p):nn_mod.played_off(4, p) + 16]
+        if seat == st[nn_mod.LANDLORD]:
+            seen += st[kitty_off(4):kitty_off(4) + 16]
+        nb, nr = 1 - int(seen[nn_mod.JB]), 1 - int(seen[nn_mod.JR])
+        if nb + nr < 2:
+            continue
+        found += 1
+        y = Determinizer(g, st, seat).batch(np.random.default_rng(10), 4000)
+        hb = y[:, hand_off(q) + nn_mod.JB]
+        assert np.all(hb + y[:, hand_off(q) + nn_mod.JR] == 1)
+        stat, df = _chi2(np.bincount(hb, minlength=2), np.array([2000.0, 2000.0]))
+        assert stat < _chi2_crit(df)
+    assert found >= 1
+
+
+def test_wulong_declared_hand_stays_and_others_are_hypergeometric():
+    g = cardenvs.make_game("wulong")
+    s = g.new_state()
+    g.set_position(s, ["456789TJQ", "KKAA22BR", "3456677", "333"], to_move=0, declared=[2])
+    x = Determinizer(g, s, 0).batch(np.random.default_rng(11), 20_000)
+    assert np.all(x[:, hand_off(2):hand_off(2) + 16] == s[hand_off(2):hand_off(2) + 16])
+    assert np.all(x[:, hand_off(3):hand_off(3) + 16] == s[hand_off(3):hand_off(3) + 16])
+    seen = sum(s[hand_off(q):hand_off(q) + 16] for q in (0, 2, 3))
+    full = g.deck.full_counts()
+    for r in range(15):
+        _check_counts(x, hand_off(1), r, 89, int(full[r] - seen[r]), 8)
