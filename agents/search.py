@@ -33,6 +33,7 @@ from typing import Optional
 import numpy as np
 from numba import njit
 
+from cardenvs.core.infostate import determinize_batch
 from cardenvs.core.policy import POLICIES, policy_code, policy_params, score_actions
 from cardenvs.core.state import CUR, PHASE, P_DONE, REW0
 
@@ -44,6 +45,10 @@ DEFAULT_ROLLOUTS = 400
 DEFAULT_CANDIDATES = 8
 #: fewest sampled worlds per decision
 MIN_WORLDS = 8
+#: the agent whose move is kept unless a candidate's mean rollout return beats it by more
+#: than ``margin`` (``None``: the best candidate always)
+DEFAULT_PRIOR = "trained"
+DEFAULT_MARGIN = 0.25
 
 
 def _state_from(game, info, observation=None) -> np.ndarray:
@@ -129,7 +134,8 @@ class _StatefulAgent(Agent):
         return out
 
     # -- pickling: the compiled game is rebuilt from its name and options --------------------------
-    _TRANSIENT = ("game", "_pp", "_legal_buf", "_tmp", "_scores", "_work", "_vg")
+    _TRANSIENT = ("game", "_pp", "_legal_buf", "_tmp", "_scores", "_work", "_vg", "_prior",
+                  "_obs")
 
     def __getstate__(self):
         d = {k: v for k, v in self.__dict__.items() if k not in self._TRANSIENT}
@@ -198,7 +204,8 @@ class SearchAgent(_StatefulAgent):
 
     def __init__(self, game, seed: Optional[int] = None, *, rollouts: Optional[int] = None,
                  ms: Optional[float] = None, max_candidates: int = DEFAULT_CANDIDATES,
-                 policy: str = "heuristic", epsilon: float = 0.0):
+                 policy: str = "heuristic", epsilon: float = 0.0,
+                 prior: Optional[str] = DEFAULT_PRIOR, margin: float = DEFAULT_MARGIN):
         if rollouts is not None and ms is not None:
             raise ValueError("give rollouts or ms, not both")
         if rollouts is None and ms is None:
@@ -214,6 +221,12 @@ class SearchAgent(_StatefulAgent):
             raise ValueError(f"max_candidates must be a positive int, got {max_candidates!r}")
         if not isinstance(epsilon, (int, float)) or not 0.0 <= epsilon <= 1.0:
             raise ValueError(f"epsilon must be in [0, 1], got {epsilon!r}")
+        if prior is not None and not isinstance(prior, str):
+            raise TypeError(f"prior must be an agent name or None, got {type(prior).__name__}")
+        if isinstance(margin, bool) or not isinstance(margin, (int, float)) or margin < 0:
+            raise ValueError(f"margin must be a number >= 0, got {margin!r}")
+        self.prior_name = prior
+        self.margin = float(margin)
         self.rollouts = None if rollouts is None else int(rollouts)
         self.ms = None if ms is None else float(ms)
         self.max_candidates = int(max_candidates)
@@ -224,6 +237,24 @@ class SearchAgent(_StatefulAgent):
     def _setup(self) -> None:
         super()._setup()
         self._vg = None
+        self._prior = None
+        if self.prior_name is not None:
+            from . import make_agent, unsupported
+
+            if unsupported(self.prior_name, self.game) is None:
+                self._prior = make_agent(self.prior_name, self.game, seed=self._seed)
+        self._obs = np.zeros(self.game.layout.size, np.float32)
+
+    def prior_action(self, state: np.ndarray, legal: np.ndarray) -> Optional[int]:
+        """The prior agent's action at ``state`` (from the seat's own observation)."""
+        if self._prior is None:
+            return None
+        g = self.game
+        g.encode(state, int(state[CUR]), self._obs)
+        mask = np.zeros(g.n_actions, np.int8)
+        mask[legal] = 1
+        return int(self._prior.act({"observation": self._obs.copy(), "action_mask": mask},
+                                   legal.copy()))
 
     def _engine(self, n: int):
         from cardenvs.vector import VectorGame
@@ -255,6 +286,9 @@ class SearchAgent(_StatefulAgent):
         if len(legal) == 1:
             return int(legal[0])
         cands = self.candidates(state, legal)
+        base = self.prior_action(state, legal)
+        if base is not None and base not in cands:
+            cands = np.concatenate([cands, [base]]).astype(np.int64)
         if len(cands) == 1:
             return int(cands[0])
         C = len(cands)
@@ -265,7 +299,7 @@ class SearchAgent(_StatefulAgent):
             per = self._per_rollout_s or 50e-6
             K = max(MIN_WORLDS, int(self.ms * 1e-3 / per) // C)
         t0 = time.perf_counter()
-        worlds = _determinize_batch(g, state, seat, self.rng, K)
+        worlds = determinize_batch(g, state, seat, self.rng, K)
         n = K * C
         vg = self._engine(n)
         starts = np.empty((n, g.state_size), np.int64)
@@ -281,37 +315,11 @@ class SearchAgent(_StatefulAgent):
             dt = time.perf_counter() - t0
             self._per_rollout_s = max(dt / n, 1e-6)
         best = int(np.argmax(value))  # first maximum: the policy's order breaks ties
+        if base is not None:
+            j = int(np.flatnonzero(cands == base)[0])
+            if value[best] <= value[j] + self.margin:
+                return int(base)
         return int(cands[best])
-
-
-# -- worlds ------------------------------------------------------------------------------------
-
-
-def _determinize_batch(game, state, seat, rng, n):
-    """``n`` states sampled from what ``seat`` knows (:func:`cardenvs.determinize_batch`)."""
-    try:
-        from cardenvs import determinize_batch
-    except ImportError:  # TEMPORARY stand-in until the information-state API lands
-        return _standin_batch(game, state, seat, rng, n)
-    return determinize_batch(game, state, seat, rng, n)
-
-
-def _standin_batch(game, state, seat, rng, n):  # TEMPORARY: deleted before shipping
-    from cardenvs.core.state import HDR
-
-    P = game.n_players
-    out = np.repeat(state[None], n, 0)
-    others = [q for q in range(P) if q != seat]
-    hands = [state[HDR + 16 * q:HDR + 16 * q + 16] for q in others]
-    pool = np.concatenate([np.repeat(np.arange(16), h) for h in hands])
-    sizes = [int(h.sum()) for h in hands]
-    for i in range(n):
-        perm = rng.permutation(pool)
-        a = 0
-        for q, m in zip(others, sizes):
-            out[i, HDR + 16 * q:HDR + 16 * q + 16] = np.bincount(perm[a:a + m], minlength=16)
-            a += m
-    return out
 
 
 __all__ = ["RolloutAgent", "SearchAgent", "DEFAULT_ROLLOUTS", "POLICIES"]

@@ -10,7 +10,9 @@ import pytest
 
 import cardenvs
 from cardenvs.core.kernels import rng_below
-from cardenvs.core.policy import hand_cost, policy_params
+from cardenvs.core.policy import (
+    cost_after_row, hand_after, hand_cost, hand_cost_reference, masks_of, policy_params,
+)
 from cardenvs.core.state import CUR, PHASE, P_DONE, REW0
 from cardenvs.vector import VectorGame, rollout_streams
 
@@ -230,3 +232,48 @@ def test_hand_cost_counts_combinations(name):
         st = np.zeros(16, np.int64)
         st[1:6] = 1  # five consecutive ranks, all in straights
         assert hand_cost(st, pp, c) == 1
+
+
+@pytest.mark.parametrize("name", GAMES)
+def test_hand_cost_equals_its_reference(name):
+    """The rank-mask plan cost equals the rank-by-rank reference on random hands of every
+    size drawn from the game's deck (and on the hands of random positions)."""
+    game = cardenvs.make_game(name)
+    pp = policy_params(game)
+    c = np.zeros(16, np.int64)
+    rng = np.random.default_rng(0)
+    deck = np.repeat(np.arange(game.deck.n_ranks), game.deck.copies)
+    hands = []
+    for _ in range(3000):
+        m = int(rng.integers(0, min(len(deck), 34)))
+        hands.append(np.bincount(rng.choice(deck, m, replace=False), minlength=16))
+    for s in positions(game, 3, seed=6, every=3):
+        for q in range(game.n_players):
+            hands.append(s[48 + 16 * q:64 + 16 * q].copy())
+    for h in hands:
+        h = np.ascontiguousarray(h, np.int64)
+        assert hand_cost(h, pp, c) == hand_cost_reference(h, pp, c), h
+
+
+@pytest.mark.parametrize("name", ["doudizhu", "doudizhu4", "wakeng"])
+def test_cost_after_row_equals_the_hand_left(name):
+    """The incremental cost of the hand a row leaves equals the plan cost of that hand."""
+    game = cardenvs.make_game(name)
+    pp = policy_params(game)
+    c = np.zeros(16, np.int64)
+    left = np.zeros(16, np.int64)
+    buf = np.empty(game.n_actions, np.int64)
+    n = 0
+    for s in positions(game, 4, seed=8, every=2):
+        if s[PHASE] == P_DONE:
+            continue
+        h = s[48 + 16 * s[CUR]:64 + 16 * s[CUR]].copy()
+        m = masks_of(h, pp)
+        for a in buf[:game.legal(s, buf)]:
+            if a >= game.pass_id:
+                continue
+            hand_after(h, a, game.tab, pp, left)
+            want = hand_cost(left, pp, c)
+            assert cost_after_row(h, int(h.sum()), *m, a, game.tab, pp, c) == want
+            n += 1
+    assert n > 100

@@ -89,10 +89,8 @@ POLICIES = ("heuristic", "random")
 
 
 @njit(cache=True)
-def hand_cost(h, pp, c):
-    """Turns the hand ``h`` (counts per rank slot) still needs: its combinations, after
-    greedy straights and pair chains, with trios carrying kickers.  ``c`` is a scratch
-    array of 16 (overwritten)."""
+def hand_cost_reference(h, pp, c):
+    """:func:`hand_cost` written rank by rank (the reference of the differential tests)."""
     R = pp[PP_R]
     wild = pp[PP_WILD]
     nosingle = pp[PP_NOSINGLE]
@@ -189,6 +187,140 @@ def hand_cost(h, pp, c):
     return cost
 
 
+@njit(inline="always", cache=True)
+def _popc(x):
+    """Set bits of a 16-bit mask."""
+    x = x - ((x >> 1) & 0x5555)
+    x = (x & 0x3333) + ((x >> 2) & 0x3333)
+    x = (x + (x >> 4)) & 0x0F0F
+    return (x + (x >> 8)) & 0x1F
+
+
+@njit(inline="always", cache=True)
+def _top_bit(x):
+    while x & (x - 1):
+        x &= x - 1
+    return x
+
+
+@njit(cache=True)
+def hand_cost(h, pp, c):
+    """Turns the hand ``h`` (counts per rank slot) still needs: its combinations, after
+    greedy straights (the run that saves most singles, twice) and pair chains, with trios
+    carrying kickers, a combination that cannot be played alone costing
+    :data:`STUCK_COST`.  ``c`` is a scratch array of 16 (overwritten).  Rank masks
+    instead of rank loops; the same value as :func:`hand_cost_reference`."""
+    R = pp[PP_R]
+    wild = pp[PP_WILD]
+    jokers = 0
+    naturals = 0
+    m1 = np.int64(0)
+    m2 = np.int64(0)
+    m3 = np.int64(0)
+    m4 = np.int64(0)
+    for r in range(R):
+        v = h[r]
+        c[r] = 0
+        if v <= 0:
+            continue
+        if (wild >> r) & 1:
+            jokers += v
+            continue
+        c[r] = v
+        naturals += v
+        bit = np.int64(1) << r
+        m1 |= bit
+        if v >= 2:
+            m2 |= bit
+            if v >= 3:
+                m3 |= bit
+                if v >= 4:
+                    m4 |= bit
+    return _cost_from(m1, m2, m3, m4, jokers, naturals, h, c, pp)
+
+
+@njit(cache=True)
+def _cost_from(m1, m2, m3, m4, jokers, naturals, h, c, pp):
+    """:func:`hand_cost` from the hand's rank masks (``m_k``: ranks with at least ``k``
+    natural cards), its joker and natural card counts, ``h`` (for the jokers) and ``c``, a
+    copy of its natural counts (changed)."""
+    R = pp[PP_R]
+    wild = pp[PP_WILD]
+    nosingle = pp[PP_NOSINGLE]
+    cost = 0.0
+    mins = pp[PP_MINS]
+    if mins > 0:
+        smask = pp[PP_STRAIGHT]
+        for _rep in range(2):
+            x = m1 & smask
+            best_gain = 0
+            best_run = np.int64(0)
+            while x != 0:
+                low = x & -x
+                run = x & ~(x + low)
+                x &= ~run
+                L = _popc(run)
+                if L < mins:
+                    continue
+                while L > mins and (run & -run) & m2:
+                    run &= run - 1
+                    L -= 1
+                while L > mins and _top_bit(run) & m2:
+                    run &= ~_top_bit(run)
+                    L -= 1
+                gain = _popc(run & ~m2) - 1
+                if gain > best_gain:
+                    best_gain = gain
+                    best_run = run
+            if best_run == 0:
+                break
+            cost += 1.0
+            y = best_run
+            while y != 0:
+                bit = y & -y
+                y &= y - 1
+                r = 0
+                while (np.int64(1) << r) != bit:
+                    r += 1
+                v = c[r] - 1
+                c[r] = v
+                if v < 1:
+                    m1 &= ~bit
+                if v < 2:
+                    m2 &= ~bit
+                if v < 3:
+                    m3 &= ~bit
+                if v < 4:
+                    m4 &= ~bit
+    minp = pp[PP_MINP]
+    if minp > 0:
+        x = m2 & ~m3 & pp[PP_PAIRS]
+        while x != 0:
+            low = x & -x
+            run = x & ~(x + low)
+            x &= ~run
+            if _popc(run) >= minp:
+                m1 &= ~run
+                m2 &= ~run
+                cost += 1.0
+    stuck = m1 & ~m4 & nosingle
+    n1 = _popc(m1 & ~m2 & ~nosingle)
+    n2 = _popc(m2 & ~m3 & ~nosingle)
+    n3 = _popc(m3 & ~m4 & ~nosingle)
+    cost += n1 + n2 + n3 + _popc(m4) + STUCK_COST * _popc(stuck)
+    if pp[PP_KICK] != 0:
+        cost -= min(n3, n1 + n2)
+    if jokers > 0:
+        for r in range(R):
+            if (wild >> r) & 1 and h[r] > 0:
+                if (nosingle >> r) & 1:
+                    if naturals == 0:
+                        cost += STUCK_COST * h[r]
+                else:
+                    cost += 0.25 * h[r]
+    return cost
+
+
 @njit(cache=True)
 def hand_after(h, row, tab, pp, out):
     """The hand left after playing ``row`` (wild jokers fill the natural cards it lacks)."""
@@ -213,6 +345,59 @@ def hand_after(h, row, tab, pp, out):
     for r in range(16):
         if out[r] < 0:
             out[r] = 0
+
+
+@njit(cache=True)
+def masks_of(h, pp):
+    """Rank masks ``(m1, m2, m3, m4)`` of the natural cards of ``h`` (see :func:`_cost_from`)."""
+    wild = pp[PP_WILD]
+    m1 = np.int64(0)
+    m2 = np.int64(0)
+    m3 = np.int64(0)
+    m4 = np.int64(0)
+    for r in range(pp[PP_R]):
+        v = h[r]
+        if v <= 0 or (wild >> r) & 1:
+            continue
+        bit = np.int64(1) << r
+        m1 |= bit
+        if v >= 2:
+            m2 |= bit
+            if v >= 3:
+                m3 |= bit
+                if v >= 4:
+                    m4 |= bit
+    return m1, m2, m3, m4
+
+
+@njit(cache=True)
+def cost_after_row(h, total, m1, m2, m3, m4, row, tab, pp, c):
+    """``hand_cost`` of the hand left after ``row`` in a game without wild cards, updating
+    the hand's masks ``m1..m4`` only at the row's ranks (``total``: cards in ``h``)."""
+    for r in range(16):
+        c[r] = h[r]
+    ranks = tab.lo[row] & 0xFFFF
+    while ranks != 0:
+        bit = ranks & -ranks
+        ranks &= ranks - 1
+        r = 0
+        while (np.int64(1) << r) != bit:
+            r += 1
+        v = h[r] - tab.counts[row, r]
+        c[r] = v
+        m1 &= ~bit
+        m2 &= ~bit
+        m3 &= ~bit
+        m4 &= ~bit
+        if v >= 1:
+            m1 |= bit
+            if v >= 2:
+                m2 |= bit
+                if v >= 3:
+                    m3 |= bit
+                    if v >= 4:
+                        m4 |= bit
+    return _cost_from(m1, m2, m3, m4, 0, total - tab.ncards[row], c, c, pp)
 
 
 @njit(cache=True)
@@ -343,6 +528,8 @@ def score_actions(s, legal, k, tab, opts, pp, k_step, tmp, scores, work):
     if owner_size == 0:
         owner_size = 1000
     cost_now = hand_cost(h, pp, cb)
+    plain = pp[PP_WILD] == 0
+    m1, m2, m3, m4 = masks_of(h, pp)
     for j in range(k):
         a = legal[j]
         kd = pp[PP_KINDS + a]
@@ -355,8 +542,11 @@ def score_actions(s, legal, k, tab, opts, pp, k_step, tmp, scores, work):
         if tab.ncards[a] >= total:  # goes out
             scores[j] = -1000.0 - tab.ncards[a]
             continue
-        hand_after(h, a, tab, pp, hb)
-        c_after = hand_cost(hb, pp, cb)
+        if plain:
+            c_after = cost_after_row(h, total, m1, m2, m3, m4, a, tab, pp, cb)
+        else:
+            hand_after(h, a, tab, pp, hb)
+            c_after = hand_cost(hb, pp, cb)
         key = tab.key[a] / R
         bomb = tab.power[a] > 0 or tab.family[a] == ROCKET
         fam = tab.family[a]
