@@ -129,6 +129,25 @@ class FirstMarker:
 
 
 @dataclass
+class SuitFirst:
+    """Check: the seat a suit rule names (who holds the first card of one suit, scanning
+    ``ranks`` in order, skipping copies in non-seat places) is ``expected``.
+
+    Suits are not in the state: each physical card of a scanned rank gets a suit uniformly,
+    one copy of each of four suits, one of which (the diamond) is already placed by the marker
+    slot ``base + r``.  ``places``: ``(code, offsets)`` deal-time places (codes ``>= 0`` are
+    seats, ``-1`` a pile); ``marker_places``: marker code -> the indices (into ``places``) of
+    the deal-time places the marked card may have come from (chosen by their counts).
+    """
+
+    base: int
+    ranks: Sequence[int]
+    places: Sequence[tuple[int, Sequence[int]]]
+    marker_places: Mapping[int, Sequence[int]]
+    expected: int
+
+
+@dataclass
 class DrawOrder:
     """Record: the seats receiving ``n_marked`` marked cards of a ``n_cards``-card deck dealt
     one at a time round ``n`` seats from a uniform start seat, in deal order, at
@@ -151,7 +170,7 @@ class Hidden:
         known_hands: seat -> state offset of a hand it knows (declared, failed, open).
         records: :class:`Subset` / :class:`Linear` records, redrawn in order.
         markers: :class:`Marker` slots, redrawn.
-        checks: :class:`NotOnly` / :class:`FirstMarker` checks.
+        checks: :class:`NotOnly` / :class:`FirstMarker` / :class:`SuitFirst` checks.
         draws: :class:`DrawOrder` records.
         choice: the seat to move is hidden and in a follow-up decision that is offered only on
             a real choice: a sampled state must give it at least two legal actions.
@@ -455,7 +474,7 @@ def infostate(game_or_env, state: Optional[np.ndarray] = None, seat: Optional[in
 # -- the program ------------------------------------------------------------------------------
 
 OP_END, OP_FILL, OP_SUBSET, OP_LINEAR, OP_MARKER, OP_NOTONLY, OP_FIRST, OP_MASKCHECK = range(8)
-OP_DRAWORDER, OP_RNG = 8, 9
+OP_DRAWORDER, OP_RNG, OP_SUITFIRST = 8, 9, 10
 #: draws of one sample before the kernel gives up (a check no sample can pass)
 MAX_TRIES = 200_000
 
@@ -542,6 +561,14 @@ def compile_hidden(game, state: np.ndarray, decl: Hidden, exclude: Mapping[int, 
             body += [OP_NOTONLY, c.offset, c.mask]
         elif isinstance(c, FirstMarker):
             body += [OP_FIRST, c.base, c.expected, c.n, len(c.ranks)] + list(c.ranks)
+        elif isinstance(c, SuitFirst):
+            body += [OP_SUITFIRST, c.base, c.expected, len(c.ranks)] + list(c.ranks)
+            body += [len(c.places)]
+            for code, offs in c.places:
+                body += [code, len(offs)] + list(offs)
+            body += [len(c.marker_places)]
+            for code, idx in c.marker_places.items():
+                body += [code, len(idx)] + list(idx)
         else:  # pragma: no cover
             raise TypeError(f"unknown check {c!r}")
     for d in decl.draws:
@@ -757,6 +784,71 @@ def _run(s, prog, g, pool, tmp, pos):
         elif op == OP_RNG:
             s[prog[i + 1]] = rng_next(g, 0)
             i += 2
+        elif op == OP_SUITFIRST:
+            base = prog[i + 1]
+            exp = prog[i + 2]
+            nr = prog[i + 3]
+            pl0 = i + 5 + nr  # the places
+            npl = prog[pl0 - 1]
+            # where each place's record starts (pos[0:npl]); then the marker table
+            j = pl0
+            for t in range(npl):
+                pos[t] = j
+                j += 2 + prog[j + 1]
+            mk0 = j + 1
+            nmk = prog[j]
+            end = mk0
+            for _ in range(nmk):
+                end += 2 + prog[end + 1]
+            found = -2
+            for t in range(nr):
+                r = prog[i + 4 + t]
+                # deal-time copies of rank r per place (pos[64 + place])
+                tot = 0
+                for w in range(npl):
+                    c = 0
+                    a = pos[w]
+                    for u in range(prog[a + 1]):
+                        c += s[prog[a + 2 + u] + r]
+                    pos[64 + w] = c
+                    tot += c
+                # the marked copy (the diamond) leaves its place
+                code = s[base + r]
+                m = mk0
+                for _ in range(nmk):
+                    if prog[m] == code:
+                        wt = 0
+                        for u in range(prog[m + 1]):
+                            wt += pos[64 + prog[m + 2 + u]]
+                        if wt <= 0:
+                            return False
+                        v = rng_below(g, 0, wt)
+                        for u in range(prog[m + 1]):
+                            w = prog[m + 2 + u]
+                            c = pos[64 + w]
+                            if v < c:
+                                pos[64 + w] = c - 1
+                                tot -= 1
+                                break
+                            v -= c
+                        break
+                    m += 2 + prog[m + 1]
+                if tot <= 0:
+                    continue
+                # the copy of the rule's suit: uniform among the other copies
+                v = rng_below(g, 0, tot)
+                holder = -1
+                for w in range(npl):
+                    if v < pos[64 + w]:
+                        holder = prog[pos[w]]
+                        break
+                    v -= pos[64 + w]
+                if holder >= 0:
+                    found = holder
+                    break
+            if found != exp:
+                return False
+            i = end
         else:
             return False
 

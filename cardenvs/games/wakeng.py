@@ -739,9 +739,10 @@ class Wakeng(Game):
         open cards, less what the digger played, are known to be in it).  Records: the kitty
         (unrevealed: a uniform 4-card subset of the digger's cards) and the dealt cards (the
         rest).  Markers: where each diamond the seat does not hold is; once the play began,
-        the ♦ first-lead rule must name the seat that led."""
+        the ♦ first-lead rule must name the seat that led; in a suited deal the first-bidder
+        suit rule (♠3 ...) must name the first bidder."""
         from ..core.infostate import (
-            FirstMarker, Hidden, Linear, Marker, Pile, Subset, hand_piles,
+            FirstMarker, Hidden, Linear, Marker, Pile, Subset, SuitFirst, hand_piles,
         )
 
         d = int(state[LANDLORD])
@@ -792,6 +793,21 @@ class Wakeng(Game):
         if h.markers and int(state[A_LEADER]) >= 0 and int(state[A_LEADER_FIXED]) < 0:
             h.checks.append(FirstMarker(DIAM, [NR - 1] + list(range(NR - 1)), NP,
                                         int(state[A_LEADER])))
+        if int(state[DIAM + NR - 1]) >= 0:  # a suited deal: the first bidder's suit rule
+            # deal-time places: each seat's dealt cards (the digger's: DEALT) and the kitty
+            places = []
+            for q in range(NP):
+                offs = (DEALT,) if (taken and q == d) else (hand_off(q), played_off(NP, q))
+                places.append((q, offs))
+            places.append((-1, (ko,)))
+            mk = {q: [q] for q in range(NP)}
+            mk[LOC_KITTY] = [NP]
+            if taken:  # the kitty's diamonds went to the digger; buried ones came from both
+                mk[d] = [d, NP]
+                mk[LOC_BURIED] = [d, NP]
+            start = int(self.opts[O_FB_START])  # the rule's suit is never the diamond
+            h.checks.append(SuitFirst(DIAM, [(start + i) % NR for i in range(NR)], places, mk,
+                                      int(state[FIRST])))
         return h
 
     # -- text ------------------------------------------------------------------------------------
