@@ -535,7 +535,8 @@ def compile_hidden(game, state: np.ndarray, decl: Hidden, exclude: Mapping[int, 
     body: list[int] = []
     checks: list[int] = []
     for mask, eff, ps, known in sorted(fills, key=lambda f: bin(f[1] if exact else f[0]).count("1")):
-        body += [OP_FILL, eff if exact else mask, len(ps)] + known
+        m = eff if exact else mask
+        body += [OP_FILL, -1 if m == full else m, len(ps)] + known  # -1: unrestricted
         for p in ps:
             body += [p.offset, p.size]
             if not exact and p.seat in extra_masks:
@@ -607,10 +608,17 @@ def _masked_total(c, mask):
 
 
 @njit(cache=True)
-def _run(s, prog, g, pool, tmp, pos):
-    """Run the program once on ``s`` (a copy of the real state); False when a check fails."""
+def _run(s, prog, g, pool, tmp, pos, deck):
+    """Run the program once on ``s`` (a copy of the real state; every region a program writes
+    it overwrites whole, so a rejected try needs no fresh copy); False when a check fails.
+
+    Restricted fills draw card by card from the pool counts; the unrestricted ones (sorted
+    last) deal from the rest of the pool laid out as an array, by an incremental
+    Fisher-Yates shuffle (``deck[0]`` = cards dealt, ``deck[1]`` = cards, from ``deck[2]``).
+    """
     for r in range(16):
         pool[r] = prog[r]
+    deck[1] = -1
     i = 16
     while True:
         op = prog[i]
@@ -629,12 +637,33 @@ def _run(s, prog, g, pool, tmp, pos):
             free = total
             for r in range(16):
                 free -= tmp[r]
-            avail = _masked_total(pool, mask)
-            if avail < free:
-                return False
-            for _ in range(free):
-                tmp[_draw_rank(pool, mask, avail, g)] += 1
-                avail -= 1
+            if mask < 0:
+                if deck[1] < 0:  # lay out the rest of the pool
+                    m = 0
+                    for r in range(16):
+                        for _ in range(pool[r]):
+                            deck[2 + m] = r
+                            m += 1
+                    deck[0] = 0
+                    deck[1] = m
+                d0 = deck[0]
+                m = deck[1]
+                if m - d0 < free:
+                    return False
+                for t in range(d0, d0 + free):
+                    j = t + rng_below(g, 0, m - t)
+                    x = deck[2 + j]
+                    deck[2 + j] = deck[2 + t]
+                    deck[2 + t] = x
+                    tmp[x] += 1
+                deck[0] = d0 + free
+            else:
+                avail = _masked_total(pool, mask)
+                if avail < free:
+                    return False
+                for _ in range(free):
+                    tmp[_draw_rank(pool, mask, avail, g)] += 1
+                    avail -= 1
             # split the unit's cards over its piles uniformly (the last takes the rest)
             left = total
             for j in range(npl):
@@ -862,15 +891,16 @@ def _sample(base, prog, seed, out, max_tries):
     pool = np.zeros(16, np.int64)
     tmp = np.zeros(16, np.int64)
     pos = np.zeros(128, np.int64)
+    deck = np.zeros(2 + 16 * 16, np.int64)
     used = 0
     for k in range(out.shape[0]):
         row = out[k]
         ok = False
+        for j in range(base.shape[0]):
+            row[j] = base[j]
         for _ in range(max_tries):
-            for j in range(base.shape[0]):
-                row[j] = base[j]
             used += 1
-            if _run(row, prog, g, pool, tmp, pos):
+            if _run(row, prog, g, pool, tmp, pos, deck):
                 ok = True
                 break
         if not ok:
@@ -998,3 +1028,45 @@ def determinizations_per_second(game_or_env, state: np.ndarray, seat: int, n: in
     t0 = time.perf_counter()
     d.batch(rng, n)
     return n / (time.perf_counter() - t0)
+
+
+def determinize_benchmark(game_or_env, n_positions: int = 50, n_samples: int = 2_000,
+                          seed: int = 0) -> dict:
+    """Determinization speed over random positions of a game (for ``benchmarks/``).
+
+    Positions are decisions of uniformly random games (every phase, a random observer);
+    returns ``{"game", "positions", "samples_per_s"`` (all samples over all batch time),
+    ``"median_per_s"``, ``"min_per_s"`` (per position), ``"build_us"`` (mean cost of
+    building a :class:`Determinizer`: reading and compiling the declaration)``}``.
+    """
+    import time
+
+    game = _game_of(game_or_env)
+    rng = np.random.default_rng(seed)
+    s = game.new_state()
+    buf = np.empty(game.n_actions + 1, np.int64)
+    pos = []
+    while len(pos) < n_positions:
+        game.reset(s, int(rng.integers(2**62)))
+        k_stop = int(rng.integers(1, 200))
+        for _ in range(k_stop):
+            if game.done(s):
+                break
+            game.step(s, int(buf[rng.integers(game.legal(s, buf))]))
+        if not game.done(s):
+            pos.append((s.copy(), int(rng.integers(game.n_players))))
+    Determinizer(game, *pos[0]).batch(rng, 2)  # compile / load the kernel
+    rates, total, build = [], 0.0, 0.0
+    for st, seat in pos:
+        t0 = time.perf_counter()
+        d = Determinizer(game, st, seat)
+        t1 = time.perf_counter()
+        d.batch(rng, n_samples)
+        t2 = time.perf_counter()
+        build += t1 - t0
+        total += t2 - t1
+        rates.append(n_samples / (t2 - t1))
+    return {"game": game.info.name, "positions": len(pos),
+            "samples_per_s": len(pos) * n_samples / total,
+            "median_per_s": float(np.median(rates)), "min_per_s": float(min(rates)),
+            "build_us": 1e6 * build / len(pos)}
