@@ -296,16 +296,16 @@ class InfoState:
         state, seat = _check(game, state, seat)
         self.game = game
         self.seat = seat
-        self.state = state.copy()
+        self._state = state.copy()
         self.n_players = game.n_players
-        self.decl: Hidden = game.hidden(self.state, seat)
+        self.decl: Hidden = game.hidden(self._state, seat)
         self._hidden_hands = {p.seat: p for p in self.decl.piles if p.seat >= 0}
 
     def _fmt(self, counts) -> str:
         return self.game.deck.format(np.asarray(counts, np.int64))
 
     def _counts(self, off: int) -> np.ndarray:
-        return self.state[off:off + 16].copy()
+        return self._state[off:off + 16].copy()
 
     # -- own and public cards --------------------------------------------------------------
     @property
@@ -332,7 +332,7 @@ class InfoState:
     @property
     def hand_sizes(self) -> np.ndarray:
         """Cards in each seat's hand (public)."""
-        return np.array([int(self.state[hand_off(q):hand_off(q) + 16].sum())
+        return np.array([int(self._state[hand_off(q):hand_off(q) + 16].sum())
                          for q in range(self.n_players)], np.int64)
 
     @property
@@ -365,7 +365,7 @@ class InfoState:
         """Counts of the cards the seat cannot see (in the hidden piles, wherever they are)."""
         t = np.zeros(16, np.int64)
         for p in self.decl.piles:
-            t += self.state[p.offset:p.offset + 16]
+            t += self._state[p.offset:p.offset + 16]
         return t
 
     @property
