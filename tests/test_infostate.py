@@ -131,3 +131,16 @@ def test_bad_input():
         cardenvs.infostate(g, np.zeros(5, np.int64), 0)
     with pytest.raises(ValueError, match="no hidden pile"):
         cardenvs.infostate(g, s, 0).may_hold("moon")
+
+
+def test_determinize_takes_an_environment():
+    env = cardenvs.wakeng_v0.env()
+    env.reset(seed=4)
+    s = env.unwrapped.state_vec
+    x = cardenvs.determinize(env, s, 1, np.random.default_rng(0))
+    g = env.unwrapped.game
+    o1, o2 = np.zeros(g.layout.size, np.float32), np.zeros(g.layout.size, np.float32)
+    g.encode(s, 1, o1)
+    g.encode(x, 1, o2)
+    assert x.shape == s.shape and np.array_equal(o1, o2)
+    assert not np.array_equal(x, s)  # another deal (or at least another generator slot)

@@ -32,10 +32,14 @@ The sampling measure (what "uniform over the consistent deals" means here, exact
   next hand are unknown to everyone).
 
 What the seat's own history tells beyond its observation is kept (a seat knows what it buried).
-The measure ignores what opponents' decisions reveal (no opponent model), as determinization
-does; it also ignores the weak information of the suit rules that pick the first bidder
-(Wakeng ♠3) and the first leader (Lanxi Wulong ♠3 from the dealer), whose suits the state does
-not keep.
+Played cards are seen cards (as at a real table); the state keeps ranks only, so a card the
+landlord plays of a rank he took from the shown kitty counts as the kitty's copy.  Suit rules
+that name a seat are checks on suits drawn uniformly per rank: Wakeng's first bidder (♠3 ...)
+and first leader (♦3 ..., through the diamond markers).  The measure ignores what opponents'
+decisions reveal (no opponent model), as determinization does, and Lanxi Wulong's first leader
+(the first ♠3 holder after the dealer): its state cannot tell a dealt position from one whose
+leader was given (``set_position``, unsuited custom deals), so that weak information about the
+3s is not used.
 
 User constraints (``constraint=``): a mapping ``{seat: "cards"}`` of ranks that seat's hidden
 hand may not hold (e.g. ``{2: "BR"}``: seat 2 holds no joker), applied as pile restrictions
