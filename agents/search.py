@@ -42,13 +42,15 @@ from .base import Agent
 #: rollouts per decision by default (about 100 ms or less per decision on one core)
 DEFAULT_ROLLOUTS = 400
 #: candidate actions kept per decision by default
-DEFAULT_CANDIDATES = 8
+DEFAULT_CANDIDATES = 6
 #: fewest sampled worlds per decision
 MIN_WORLDS = 8
 #: the agent whose move is kept unless a candidate's mean rollout return beats it by more
 #: than ``margin`` (``None``: the best candidate always)
 DEFAULT_PRIOR = "trained"
 DEFAULT_MARGIN = 0.25
+#: ... and by more than this many standard errors of the world-by-world gain
+DEFAULT_Z = 2.0
 
 
 def _state_from(game, info, observation=None) -> np.ndarray:
@@ -205,7 +207,8 @@ class SearchAgent(_StatefulAgent):
     def __init__(self, game, seed: Optional[int] = None, *, rollouts: Optional[int] = None,
                  ms: Optional[float] = None, max_candidates: int = DEFAULT_CANDIDATES,
                  policy: str = "heuristic", epsilon: float = 0.0,
-                 prior: Optional[str] = DEFAULT_PRIOR, margin: float = DEFAULT_MARGIN):
+                 prior: Optional[str] = DEFAULT_PRIOR, margin: float = DEFAULT_MARGIN,
+                 z: float = DEFAULT_Z):
         if rollouts is not None and ms is not None:
             raise ValueError("give rollouts or ms, not both")
         if rollouts is None and ms is None:
@@ -225,8 +228,11 @@ class SearchAgent(_StatefulAgent):
             raise TypeError(f"prior must be an agent name or None, got {type(prior).__name__}")
         if isinstance(margin, bool) or not isinstance(margin, (int, float)) or margin < 0:
             raise ValueError(f"margin must be a number >= 0, got {margin!r}")
+        if isinstance(z, bool) or not isinstance(z, (int, float)) or z < 0:
+            raise ValueError(f"z must be a number >= 0, got {z!r}")
         self.prior_name = prior
         self.margin = float(margin)
+        self.z = float(z)
         self.rollouts = None if rollouts is None else int(rollouts)
         self.ms = None if ms is None else float(ms)
         self.max_candidates = int(max_candidates)
@@ -310,16 +316,30 @@ class SearchAgent(_StatefulAgent):
         vg.load_states(starts, slots)
         seed = int(self.rng.integers(0, 2**62))
         ret = vg.rollout(self.policy, seed=seed, slots=slots, epsilon=self.epsilon)
-        value = (ret[:, seat] + paid).reshape(K, C).mean(0)
+        V = (ret[:, seat] + paid).reshape(K, C)
         if self.ms is not None:
             dt = time.perf_counter() - t0
             self._per_rollout_s = max(dt / n, 1e-6)
-        best = int(np.argmax(value))  # first maximum: the policy's order breaks ties
-        if base is not None:
-            j = int(np.flatnonzero(cands == base)[0])
-            if value[best] <= value[j] + self.margin:
-                return int(base)
-        return int(cands[best])
+        return int(cands[self._decide(V, cands, base)])
+
+    def _decide(self, V: np.ndarray, cands: np.ndarray, base: Optional[int]) -> int:
+        """Index of the chosen candidate from the returns ``V`` (worlds x candidates, the same
+        worlds for every candidate): the best mean; with a prior, the prior's move unless a
+        candidate's mean gain over it, world by world, exceeds ``margin`` plus ``z``
+        standard errors."""
+        value = V.mean(0)
+        if base is None:
+            return int(np.argmax(value))  # first maximum: the policy's order breaks ties
+        j = int(np.flatnonzero(cands == base)[0])
+        d = V - V[:, j:j + 1]
+        K = V.shape[0]
+        gain = d.mean(0)
+        se = d.std(0, ddof=1) / np.sqrt(K) if K > 1 else np.zeros(len(cands))
+        ok = gain > self.margin + self.z * se
+        ok[j] = False
+        if not ok.any():
+            return j
+        return int(np.flatnonzero(ok)[np.argmax(gain[ok])])
 
 
 __all__ = ["RolloutAgent", "SearchAgent", "DEFAULT_ROLLOUTS", "POLICIES"]

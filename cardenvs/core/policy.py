@@ -41,7 +41,7 @@ import numpy as np
 from numba import njit
 
 from .combos import PAIR, PAIR_CHAIN, ROCKET, SINGLE, STRAIGHT, TRIO_PAIR, TRIO_SINGLE
-from .kernels import rng_below
+from .kernels import cttz, rng_below
 from .state import CUR, HDR, LANDLORD, LAST_ROW, LAST_SEAT, PHASE, P_DONE
 
 # -- the parameter vector ------------------------------------------------------------------------
@@ -279,9 +279,7 @@ def _cost_from(m1, m2, m3, m4, jokers, naturals, h, c, pp):
             while y != 0:
                 bit = y & -y
                 y &= y - 1
-                r = 0
-                while (np.int64(1) << r) != bit:
-                    r += 1
+                r = cttz(bit)
                 v = c[r] - 1
                 c[r] = v
                 if v < 1:
@@ -380,9 +378,7 @@ def cost_after_row(h, total, m1, m2, m3, m4, row, tab, pp, c):
     while ranks != 0:
         bit = ranks & -ranks
         ranks &= ranks - 1
-        r = 0
-        while (np.int64(1) << r) != bit:
-            r += 1
+        r = cttz(bit)
         v = h[r] - tab.counts[row, r]
         c[r] = v
         m1 &= ~bit
@@ -452,12 +448,14 @@ def score_actions(s, legal, k, tab, opts, pp, k_step, tmp, scores, work):
     cb = work[16:32]
     inf = np.inf
     # which kinds are offered
-    kind0 = -1
-    for j in range(k):
+    kind0 = -1  # non-play ids come after the play rows: look from the end
+    for j in range(k - 1, -1, -1):
         kd = pp[PP_KINDS + legal[j]]
-        if kd != K_PLAY and kd != K_PASS and kd != K_AVOID:
+        if kd == K_PASS or kd == K_AVOID:
+            continue
+        if kd != K_PLAY:
             kind0 = kd
-            break
+        break
     if kind0 == K_BID:
         st = strength(h, pp, cb)
         level = 0
@@ -542,6 +540,9 @@ def score_actions(s, legal, k, tab, opts, pp, k_step, tmp, scores, work):
         if tab.ncards[a] >= total:  # goes out
             scores[j] = -1000.0 - tab.ncards[a]
             continue
+        if by_partner:
+            scores[j] = inf
+            continue
         if plain:
             c_after = cost_after_row(h, total, m1, m2, m3, m4, a, tab, pp, cb)
         else:
@@ -562,9 +563,6 @@ def score_actions(s, legal, k, tab, opts, pp, k_step, tmp, scores, work):
             elif fam == PAIR and enemy_min == 2:
                 sc += 1.0 - 0.5 * key
             scores[j] = sc
-            continue
-        if by_partner:
-            scores[j] = inf
             continue
         sc = c_after - cost_now + 0.4 * key
         urgent = owner_size <= URGENT_ENEMY or enemy_min <= URGENT_ENEMY
