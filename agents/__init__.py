@@ -12,6 +12,10 @@ rlcard   RLCard's rule model ``doudizhu-rule-v1`` in our 3-player Dou Dizhu with
 trained  a Q network shipped as small weights (``agents.trained``): per game either a
          deep Monte-Carlo self-play policy (``train.dmc``) or the ``rules`` agent with the
          network overriding its moves where it scores one clearly better (``train.improve``)
+rollout  the numba rollout policy of :mod:`cardenvs.core.policy` as a player
+         (:class:`agents.search.RolloutAgent`; reads ``info["state"]``)
+search   PIMC: sampled worlds, candidates scored by batched rollouts of the rollout policy
+         (:class:`agents.search.SearchAgent`; reads ``info["state"]``)
 ======== =====================================================================================
 
 A name may carry an argument after ``:``: ``make_agent("trained:runs/wakeng.npz", game)``
@@ -35,6 +39,8 @@ AGENTS: dict[str, str] = {
     "rules": ".rules:RulesAgent",
     "rlcard": ".rlcard_agent:RLCardRuleAgent",
     "trained": ".trained:TrainedAgent",
+    "rollout": ".search:RolloutAgent",
+    "search": ".search:SearchAgent",
 }
 
 

@@ -55,6 +55,10 @@ class Agent:
     name = "agent"
     #: game options the agent needs (the arena merges them into the game's options)
     required_options: dict = {}
+    #: whether ``act`` needs the game state as ``info["state"]`` (search agents; the arena,
+    #: ``cardenvs play`` and SeatEnv / SeatVecEnv opponents pass it through
+    #: :func:`cardenvs.wrappers.policy_info`)
+    needs_state: bool = False
 
     def __init__(self, game, seed: Optional[int] = None):
         game = as_game(game)

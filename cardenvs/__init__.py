@@ -12,12 +12,17 @@ so ``pettingzoo.make("aec", "cardenvs/doudizhu-v0")`` works too, and the single-
 
     env = gymnasium.make("cardenvs/Wakeng-Seat-v0", seats=1, opponents="random")
 
-``cardenvs.legal_moves`` is the rules query API for people and tests.
+``cardenvs.legal_moves`` is the rules query API for people and tests; ``cardenvs.infostate``
+tells what a seat knows and ``cardenvs.determinize`` samples a full state consistent with it
+(for search).
 """
 
 from __future__ import annotations
 
 from .api import GAMES, game_info, legal_moves, make_game
+from .core.infostate import (
+    Constraint, Determinizer, InfoState, determinize, determinize_batch, infostate,
+)
 from . import doudizhu_v0
 from . import wakeng_v0
 from . import doudizhu4_v0
@@ -32,7 +37,8 @@ GYM_IDS = {"doudizhu": "cardenvs/DouDizhu-Seat-v0", "doudizhu4": "cardenvs/DouDi
            "wulong": "cardenvs/Wulong-Seat-v0"}
 
 __all__ = ["GAMES", "GYM_IDS", "doudizhu_v0", "doudizhu4_v0", "wakeng_v0", "niangniang_v0",
-           "wulong_v0", "game_info", "legal_moves", "make_game", "__version__"]
+           "wulong_v0", "game_info", "legal_moves", "make_game", "infostate", "determinize",
+           "determinize_batch", "InfoState", "Determinizer", "Constraint", "__version__"]
 
 
 def _register() -> None:

@@ -48,6 +48,8 @@ from typing import Optional, Sequence
 
 import numpy as np
 
+from .wrappers import policy_info
+
 Z95 = 1.959963984540054
 
 #: role names of the one-against-the-rest games: (solo, others)
@@ -257,7 +259,8 @@ def play_deal(env, deal_seed: int, lineup: Sequence, solo_slot: Optional[int] = 
             env.step(None)
             continue
         total[seat] += r
-        a = lineup[seat].act(obs, env.unwrapped.legal_actions(), info)
+        a = lineup[seat].act(obs, env.unwrapped.legal_actions(),
+                             policy_info(lineup[seat], info, env.unwrapped.state_vec))
         decisions += 1
         env.step(a)
     solo = int(env.unwrapped.state_vec[solo_slot]) if solo_slot is not None else -1

@@ -31,6 +31,7 @@ from typing import Callable, Optional
 import numpy as np
 
 from .cli import wrap_items
+from .wrappers import policy_info
 
 #: action blocks whose actions every player sees (joker picks: how a wild joker in a card
 #: play on the table is read)
@@ -313,7 +314,7 @@ def play(game: str, agents="rules", seat: int = 0, seed: Optional[int] = None,
                 env.step(a)
                 continue
             nm, bot = bots[i]
-            a = bot.act(obs, legal, info)
+            a = bot.act(obs, legal, policy_info(bot, info, env.unwrapped.state_vec))
             print(f"player_{i} ({nm}): {_public(g, a)}", file=out)
             env.step(a)
     except KeyboardInterrupt:

@@ -169,7 +169,10 @@ class SeatVecEnv(VecEnv):
         vg = self.vg
         batch = getattr(policy, "act_batch", None)
         if callable(batch):
-            acts = np.asarray(batch(vg._obs[idx], vg._masks[idx]))
+            if getattr(policy, "needs_state", False):  # search agents: the positions too
+                acts = np.asarray(batch(vg._obs[idx], vg._masks[idx], states=vg.states[idx]))
+            else:
+                acts = np.asarray(batch(vg._obs[idx], vg._masks[idx]))
             if acts.shape != (idx.size,) or not np.issubdtype(acts.dtype, np.integer):
                 raise TypeError(f"opponent {policy!r}: act_batch returned {acts.shape} "
                                 f"{acts.dtype}; expected ({idx.size},) integers")

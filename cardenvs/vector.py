@@ -93,6 +93,7 @@ from numba import njit
 from .core.kernels import rng_below
 from .core.options import check_seed
 from .core.specialize import specialize
+from .core.policy import policy_choose, policy_code, policy_params
 from .core.state import CUR, PHASE, P_DONE, REW0
 
 #: default cap on the padded legal-action width ``K``
@@ -336,6 +337,100 @@ def _engine(op, clear, k_reset, k_legal, k_is_legal, k_step, k_encode, tab, opts
 
 
 # --------------------------------------------------------------------------------------------
+# loaded positions and rollouts (siblings of _engine over the same kernel set)
+# --------------------------------------------------------------------------------------------
+
+
+@njit
+def _load_engine(k_legal, k_encode, tab, opts, offsets, states, slots, iv, legal, obs, masks,
+                 rewards, done, scratch, cfg, err):
+    """Recompute what the engine derives from ``states[i]`` for each slot ``i`` of ``slots``:
+    seat to move, legal ids and their count, observation, mask; zero its rewards and done
+    flag.  Returns 1 with ``err`` filled on an over-``K`` or no-legal slot, else 0."""
+    n_legal = iv[IV_NLEGAL]
+    seat = iv[IV_SEAT]
+    for q in range(err.shape[0]):
+        err[q] = 0
+    for j in range(slots.shape[0]):
+        i = slots[j]
+        s = states[i]
+        if cfg[C_MASKS] == 1:
+            for q in range(n_legal[i]):
+                masks[i, legal[i, q]] = 0
+        for p in range(cfg[C_NP]):
+            rewards[i, p] = 0.0
+        done[i] = False
+        iv[IV_LSTEPS, i] = 0
+        iv[IV_VIEW, i] = -1
+        k = 0
+        if s[PHASE] == P_DONE:
+            seat[i] = -1
+        else:
+            k = k_legal(s, tab, opts, scratch)
+            if k > cfg[C_K]:
+                err[E_CODE] = ERR_OVER_K
+                err[E_SLOT] = i
+                err[E_COUNT] = k
+                return 1
+            if k <= 0:
+                err[E_CODE] = ERR_NO_LEGAL
+                err[E_SLOT] = i
+                return 1
+            seat[i] = s[CUR]
+            for q in range(k):
+                legal[i, q] = scratch[q]
+        for q in range(k, n_legal[i]):
+            legal[i, q] = -1
+        n_legal[i] = k
+        if cfg[C_OBSERVE] == 1:
+            if seat[i] >= 0:
+                k_encode(s, seat[i], tab, opts, offsets, obs[i])
+            else:
+                for d in range(obs.shape[1]):
+                    obs[i, d] = 0.0
+        if cfg[C_MASKS] == 1:
+            for q in range(k):
+                masks[i, legal[i, q]] = 1
+    return 0
+
+
+@njit
+def _rollout_engine(k_legal, k_step, tab, opts, states, slots, pp, kind, eps, rng, returns,
+                    lengths, buf, tmp, scores, work, max_decisions, err):
+    """Play each slot of ``slots`` from its state to the end with the rollout policy
+    (:mod:`cardenvs.core.policy`; ``kind`` 0 heuristic, 1 uniform random), adding every
+    step's pay to ``returns[j]`` and counting its decisions in ``lengths[j]``.  ``rng[j]`` is
+    slot ``j``'s splitmix64 stream.  Returns 1 with ``err`` filled on an error, else 0."""
+    n_players = returns.shape[1]
+    for q in range(err.shape[0]):
+        err[q] = 0
+    for j in range(slots.shape[0]):
+        i = slots[j]
+        s = states[i]
+        for p in range(n_players):
+            returns[j, p] = 0.0
+        d = 0
+        while s[PHASE] != P_DONE:
+            k = k_legal(s, tab, opts, buf)
+            if k <= 0:
+                err[E_CODE] = ERR_NO_LEGAL
+                err[E_SLOT] = i
+                return 1
+            c = policy_choose(s, buf, k, tab, opts, pp, k_step, tmp, scores, work, kind, rng,
+                              j, eps)
+            k_step(s, buf[c], tab, opts)
+            for p in range(n_players):
+                returns[j, p] += s[REW0 + p]
+            d += 1
+            if d > max_decisions:
+                err[E_CODE] = ERR_STUCK
+                err[E_SLOT] = i
+                return 1
+        lengths[j] = d
+    return 0
+
+
+# --------------------------------------------------------------------------------------------
 # the Python face
 # --------------------------------------------------------------------------------------------
 
@@ -369,6 +464,14 @@ def slot_seeds(seed: int, n: int) -> np.ndarray:
     ``SeedSequence(seed).generate_state(n, uint64) >> 1`` (non-negative ``int64``)."""
     st = np.random.SeedSequence(seed).generate_state(n, np.uint64)
     return (st >> np.uint64(1)).astype(np.int64)
+
+
+def rollout_streams(seed: int, m: int) -> np.ndarray:
+    """The ``m`` splitmix64 generator states :meth:`VectorGame.rollout` gives the played slots
+    for ``seed`` (``SeedSequence([seed mod 2**64, "ROLL"])``; one stream per played slot, in
+    the order of ``slots``)."""
+    return np.random.SeedSequence([int(seed) % 2**64, 0x524F4C4C]).generate_state(
+        m, np.uint64).view(np.int64)
 
 
 class VectorGame:
@@ -676,6 +779,123 @@ class VectorGame:
         if not 0 <= i < self.n:
             raise ValueError(f"slot index {i} is outside [0, {self.n})")
         return self.legal[i, :self.n_legal[i]].copy()
+
+    # -- loaded positions and rollouts ----------------------------------------------------------
+    def load_states(self, states, slots=None) -> None:
+        """Load state vectors into slots and recompute everything derived from them.
+
+        Args:
+            states: ``(m, S)`` int64 array of this game's state vectors (from
+                ``Game.new_state`` / ``env.unwrapped.state_vec`` / ``final_states`` /
+                a determinization), one per slot.
+            slots: the ``m`` distinct slot indices to load into (default: every slot, in
+                order; then ``m`` must be ``n``).
+
+        Each row is validated first (:meth:`cardenvs.core.game.Game.check_state`; a bad row
+        is a ``ValueError`` / ``TypeError`` naming the row, and nothing is loaded); then seat,
+        legal ids, their count, observation and mask are recomputed from the state, and the
+        slots' ``rewards`` / ``done`` are cleared.  A finished state loads as a finished slot
+        (``seat == -1``).  The slots keep their deal-seed generators (a batch never reset
+        first is reset with ``seed=0``), so with ``auto_reset`` a loaded game that finishes
+        under :meth:`step` is followed by the slot's next deal.
+        """
+        if not self._started:
+            self.reset(seed=0)
+        idx = self._all if slots is None else self._slots(slots)
+        arr = states
+        if not isinstance(arr, np.ndarray):
+            raise TypeError(f"states must be a numpy int64 array of shape (m, "
+                            f"{self.state_size}), got {type(states).__name__}")
+        if arr.ndim == 1:
+            arr = arr[None]
+        if arr.ndim != 2 or arr.shape[0] != len(idx):
+            raise ValueError(f"states must have shape ({len(idx)}, {self.state_size}) (one row "
+                             f"per slot), got {states.shape}")
+        if arr.dtype != np.int64:
+            raise TypeError(f"states must be int64 state vectors, got dtype {arr.dtype}")
+        checked = []
+        for j in range(arr.shape[0]):
+            try:
+                checked.append(self.game.check_state(arr[j]))
+            except (TypeError, ValueError) as e:
+                raise type(e)(f"states[{j}] (for slot {int(idx[j])}): {e}") from None
+        target = self._head[8]  # the engine's state array
+        for j, row in enumerate(checked):
+            target[idx[j]] = row
+        self._broken = None
+        self._derive(idx)
+
+    def _derive(self, idx: np.ndarray) -> None:
+        """Recompute seat, legal ids, observation and mask of the slots ``idx``."""
+        g = self.game
+        st = _load_engine(g.k_legal, g.k_encode, g.tab, g.opts, g.offsets, self._head[8], idx,
+                          self._iv, self.legal, self._obs, self._masks, self.rewards, self.done,
+                          self._scratch, self._cfg, self._err)
+        if st:
+            self._raise(OP_RESET)
+
+    def rollout(self, policy: str = "heuristic", seed: int = 0, slots=None, *,
+                epsilon: float = 0.0) -> np.ndarray:
+        """Play the slots' games to the end with a rollout policy, all inside numba.
+
+        Args:
+            policy: ``"heuristic"`` (:mod:`cardenvs.core.policy`: goes out when it can, leads
+                from a short plan, beats opponents cheaply, never beats a partner, simple
+                bids / burying / exchange / stand-ins) or ``"random"`` (uniform legal).
+            seed: seeds the policy's random choices (slot ``j`` of the call draws from its
+                own splitmix64 stream): the same states, policy and seed give the same games.
+            slots: the slots to play (default: all).
+            epsilon: with ``"heuristic"``, the chance of a uniformly random legal action at
+                each decision (0: deterministic).
+
+        Returns:
+            ``(m, P)`` float64: what each seat was paid from the loaded position to the end
+            of the episode (the sum of every step's pay), one row per played slot.  The
+            slots are left finished (``seat == -1``; :meth:`reset_slots` or
+            :meth:`load_states` to reuse them); ``last_rollout_lengths`` holds the decisions
+            each game took.
+        """
+        self._check_started()
+        kind = policy_code(policy)
+        if isinstance(seed, (bool, np.bool_)) or not isinstance(seed, (int, np.integer)):
+            raise TypeError(f"seed must be an int, got {type(seed).__name__}")
+        if isinstance(epsilon, (bool, np.bool_)) or not isinstance(epsilon, (int, float)) \
+                or not 0.0 <= float(epsilon) <= 1.0:
+            raise ValueError(f"epsilon must be a number in [0, 1], got {epsilon!r}")
+        if self._broken is not None:
+            raise RuntimeError(f"the batch is in an inconsistent state after an error "
+                               f"({self._broken}); call reset()")
+        idx = self._all if slots is None else self._slots(slots)
+        m = len(idx)
+        g = self.game
+        pp = policy_params(g)
+        rng = rollout_streams(int(seed), m)
+        returns = np.zeros((m, self.n_players), np.float64)
+        lengths = np.zeros(m, np.int64)
+        ws = self._rollout_work()
+        st = _rollout_engine(g.k_legal, g.k_step, g.tab, g.opts, self._head[8], idx, pp,
+                             np.int64(kind), float(epsilon), rng, returns, lengths, *ws,
+                             np.int64(MAX_DECISIONS), self._err)
+        self.last_rollout_lengths = lengths
+        if st:
+            i = int(self._err[E_SLOT])
+            self._derive(idx)
+            if self._err[E_CODE] == ERR_STUCK:
+                raise RuntimeError(f"{g.info.name}: the rollout of game {i} of the batch ran "
+                                   f"past {MAX_DECISIONS} decisions")
+            raise RuntimeError(f"{g.info.name}: game {i} of the batch has no legal action in an "
+                               f"unfinished deal")
+        self._derive(idx)
+        return returns
+
+    def _rollout_work(self):
+        ws = getattr(self, "_rws", None)
+        if ws is None:
+            ws = self._rws = (np.zeros(self.n_actions + 1, np.int64),
+                              np.zeros(self.state_size, np.int64),
+                              np.zeros(self.n_actions + 1, np.float64),
+                              np.zeros(64, np.int64))
+        return ws
 
     def _check_started(self) -> None:
         if not self._started:

@@ -133,12 +133,29 @@ def seat_policies(opponents, seats: tuple[int, ...], n_players: int, game=None) 
     return out
 
 
-def call_policy(policy, observation: dict, legal: np.ndarray) -> int:
-    """Ask ``policy`` (an object with ``act`` or ``act_batch``, or a callable) for an action."""
+def policy_info(policy, info: Optional[dict], state: np.ndarray) -> Optional[dict]:
+    """The ``info`` to hand ``policy.act``: for a policy that declares ``needs_state = True``
+    (the search agents, which sample worlds from the position as OpenSpiel's bots receive the
+    ``State``), ``info`` plus ``"state"``, a read-only copy of the game's state vector; for
+    every other policy ``info`` unchanged (learners never see hidden cards through it)."""
+    if not getattr(policy, "needs_state", False):
+        return info
+    view = np.array(state, np.int64)
+    view.flags.writeable = False
+    return {**(info or {}), "state": view}
+
+
+def call_policy(policy, observation: dict, legal: np.ndarray,
+                state: Optional[np.ndarray] = None) -> int:
+    """Ask ``policy`` (an object with ``act`` or ``act_batch``, or a callable) for an action;
+    ``state`` (the game's state vector) reaches policies that declare ``needs_state``."""
     act = getattr(policy, "act", None)
     batch = getattr(policy, "act_batch", None)
     if callable(act):
-        a = act(observation, legal)
+        if state is not None and getattr(policy, "needs_state", False):
+            a = act(observation, legal, policy_info(policy, None, state))
+        else:
+            a = act(observation, legal)
     elif callable(batch):
         a = np.asarray(batch(observation["observation"][None], observation["action_mask"][None]))[0]
     else:
@@ -292,7 +309,7 @@ class SeatEnv(gymnasium.Env):
                 mask = np.zeros(g.n_actions, np.int8)
                 mask[legal] = 1
                 a = call_policy(policy, {"observation": self._observation(seat),
-                                         "action_mask": mask}, legal.copy())
+                                         "action_mask": mask}, legal.copy(), s)
                 if not (0 <= a < g.n_actions and g.is_legal(s, a)):
                     raise ValueError(f"the opponent at seat {seat} ({policy!r}) chose the illegal "
                                      f"action {a} in {g.info.name}")

@@ -498,6 +498,34 @@ class DouDizhu(Game):
                      -1 if fb is None else int(fb), -1 if ll is None else int(ll),
                      0 if bid is None else int(bid))
 
+    # -- what is hidden from whom (read by cardenvs.core.infostate) ------------------------------
+    def hidden(self, state: np.ndarray, seat: int):
+        """What ``seat`` cannot see: the other hands; the kitty during the auction; after it
+        (3 players) the shown kitty, less what the landlord has played of it, is known to be
+        in his hand; (4 players) a farmer does not see the kitty, a uniform 8-card subset of
+        the landlord's cards (hand and played)."""
+        from ..core.infostate import Hidden, Pile, Subset, hand_piles
+
+        n = self.n_players
+        ll = int(state[LANDLORD])
+        ko = kitty_off(n)
+        h = Hidden(piles=hand_piles(state, n, seat))
+        if int(state[PHASE]) == P_AUCTION or ll < 0:
+            h.piles.append(Pile("kitty", ko, self.kitty_cards))
+            return h
+        if self.opts[O_KITTY_PUBLIC] == 1 or seat == ll:
+            h.visible["kitty"] = ko
+            if seat != ll:
+                po = played_off(n, ll)
+                known = np.maximum(state[ko:ko + 16] - state[po:po + 16], 0)
+                for p in h.piles:
+                    if p.seat == ll:
+                        p.known = known
+        else:
+            h.records.append(Subset("kitty", ko, self.kitty_cards,
+                                    (hand_off(ll), played_off(n, ll))))
+        return h
+
     # -- features for (state, action) scorers -----------------------------------------------------
     # -- text ------------------------------------------------------------------------------------
     def render(self, state: np.ndarray) -> str:

@@ -1307,6 +1307,66 @@ class Niangniang(Game):
         cards[NP] = bottom
         reset_custom(state, np.int64(seed), self.tab, self.opts, cards, np.int64(nn), returned)
 
+    # -- what is hidden from whom (read by cardenvs.core.infostate) ------------------------------
+    def hidden(self, state: np.ndarray, seat: int):
+        """What ``seat`` cannot see.  In the 亮3 draw: who receives the 3s not yet offered.
+        Then the other hands (a stuck seat holds one joker; an active seat with one card holds
+        no joker, or it would be stuck) and, for a catcher, the bottom and the 娘娘's exchange:
+        the cards he took (a uniform subset of his cards, hand and played), the cards he
+        returned (a uniform subset of the bottom's natural cards) and his dealt cards (the
+        rest).  While a hidden seat chooses its joker stand-ins, its forced stand-ins follow
+        from its sampled hand and it must have a real choice."""
+        from ..core.infostate import (
+            DrawOrder, Hidden, Linear, Pile, Subset, hand_piles, mask_of,
+        )
+
+        def facts():
+            return dict(stuck=self.stuck(state),
+                        jokers_for=[self.stand_ins(state, X_STOOD + 16 * q) for q in range(NP)])
+
+        ph = int(state[PHASE])
+        if ph == P_REVEAL:  # nothing dealt yet
+            return Hidden(draws=[DrawOrder(X_THREES, int(state[X_OFFER]) + 1, NCARDS, 4, NP)],
+                          facts=facts)
+        h = Hidden(piles=hand_piles(state, NP, seat), facts=facts)
+        jokers = mask_of((JB, JR))
+        naturals = mask_of(range(NNAT))
+        for p in h.piles:
+            if p.size == 1:
+                p.mask = jokers if state[X_PLACE + p.seat] != 0 else naturals
+        nn = int(state[LANDLORD])
+        ko = kitty_off(NP)
+        if seat == nn:
+            h.visible.update(bottom=ko, taken=X_TAKEN, returned=X_RET, dealt=X_ORIG)
+        else:
+            h.piles.append(Pile("bottom", ko, int(state[ko:ko + 16].sum())))
+            hn, pn = hand_off(nn), played_off(NP, nn)
+            custom = int(state[X_ORIG:X_ORIG + 16].sum()) == 0  # dealt after the exchange
+            if not custom:
+                h.records.append(Subset("taken", X_TAKEN, int(state[A_NTAKE]), (hn, pn)))
+            h.records.append(Subset("returned", X_RET, int(state[A_NRET]), (ko,), naturals))
+            if not custom:
+                h.records.append(Linear("dealt", X_ORIG, [(1, hn), (1, pn), (1, X_RET),
+                                                          (-1, X_TAKEN)]))
+        if ph == P_JOKER and int(state[CUR]) != seat:
+            h.choice = True
+            h.repair = self._forced_stand_ins
+        return h
+
+    def _forced_stand_ins(self, s: np.ndarray) -> bool:
+        """The pending play's forced joker stand-ins from the mover's hand (``step``'s rule),
+        no voluntary one chosen yet; False when the hand cannot make the play."""
+        t = int(s[A_PENDING])
+        ho = hand_off(int(s[CUR]))
+        if not _row_fits(s[ho:ho + 16], t, self.tab, self.opts):
+            return False
+        s[X_PJ:X_PJ + 16] = 0
+        if int(self.tab.family[t]) != ROCKET:
+            need = self.tab.counts[t, :NNAT] - s[ho:ho + NNAT]
+            s[X_PJ:X_PJ + NNAT] = np.maximum(need, 0)
+        s[A_JMIN] = 0
+        return True
+
     # -- helpers for tests and people ------------------------------------------------------------
     def places(self, state: np.ndarray) -> list[int]:
         """Place of each seat (0 = still active, 1..4)."""

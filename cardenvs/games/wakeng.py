@@ -784,6 +784,86 @@ class Wakeng(Game):
         loc[loc < 0] = LOC_KITTY  # the rest of the deck (only when no kitty was given)
         return loc
 
+    # -- what is hidden from whom (read by cardenvs.core.infostate) ------------------------------
+    def hidden(self, state: np.ndarray, seat: int):
+        """What ``seat`` cannot see.  Before the digger takes the kitty: the other hands and
+        the kitty.  After: the digger sees the kitty, his burial and his dealt cards; a farmer
+        sees the kitty only with ``reveal_kitty`` and the digger's 16 dealt cards only when he
+        plays open; the digger's hand and his burial are one group (the revealed kitty and the
+        open cards, less what the digger played, are known to be in it).  Records: the kitty
+        (unrevealed: a uniform 4-card subset of the digger's cards) and the dealt cards (the
+        rest).  Markers: where each diamond the seat does not hold is; once the play began,
+        the ♦ first-lead rule must name the seat that led; in a suited deal the first-bidder
+        suit rule (♠3 ...) must name the first bidder."""
+        from ..core.infostate import (
+            FirstMarker, Hidden, Linear, Marker, Pile, Subset, SuitFirst, hand_piles,
+        )
+
+        d = int(state[LANDLORD])
+        ko = kitty_off(NP)
+        taken = int(state[A_TAKEN]) == 1
+        is_open = int(state[A_OPEN]) == 1
+        h = Hidden(piles=hand_piles(state, NP, seat))
+        if taken and is_open:
+            h.visible["open_hand"] = DEALT
+        others = [q for q in range(NP) if q != seat]
+        if not taken:
+            h.piles.append(Pile("kitty", ko, KITTY))
+            places = [(q, (hand_off(q),)) for q in others] + [(LOC_KITTY, (ko,))]
+        elif seat == d:
+            h.visible.update(kitty=ko, buried=BURIED, dealt=DEALT)
+            places = [(q, (hand_off(q), played_off(NP, q))) for q in others]
+        else:
+            reveal = self.opts[O_REVEAL] == 1
+            if reveal:
+                h.visible["kitty"] = ko
+            hd, pd = hand_off(d), played_off(NP, d)
+            known = np.zeros(16, np.int64)
+            if reveal:
+                known += state[ko:ko + 16]
+            if is_open:
+                known += state[DEALT:DEALT + 16]
+            known = np.maximum(known - state[pd:pd + 16], 0)
+            for p in h.piles:
+                if p.seat == d:
+                    p.group, p.known = "digger", known
+            h.piles.append(Pile("buried", BURIED, int(state[BURIED:BURIED + 16].sum()),
+                                group="digger"))
+            held = [(1, hd), (1, BURIED), (1, pd)]
+            if not reveal:
+                if is_open:
+                    h.records.append(Linear("kitty", ko, held + [(-1, DEALT)]))
+                else:
+                    h.records.append(Subset("kitty", ko, KITTY, (hd, BURIED, pd)))
+            if not is_open:
+                h.records.append(Linear("dealt", DEALT, held + [(-1, ko)]))
+            places = [(q, (hand_off(q), played_off(NP, q))) for q in others] + \
+                [(LOC_BURIED, (BURIED,))]
+        for r in range(NR):
+            w = int(state[DIAM + r])
+            if w < 0 or w == seat or (seat == d and w == LOC_BURIED):
+                continue  # no suits in the deal, or the seat knows where this diamond is
+            h.markers.append(Marker(DIAM + r, r, places))
+        if h.markers and int(state[A_LEADER]) >= 0 and int(state[A_LEADER_FIXED]) < 0:
+            h.checks.append(FirstMarker(DIAM, [NR - 1] + list(range(NR - 1)), NP,
+                                        int(state[A_LEADER])))
+        if int(state[DIAM + NR - 1]) >= 0:  # a suited deal: the first bidder's suit rule
+            # deal-time places: each seat's dealt cards (the digger's: DEALT) and the kitty
+            places = []
+            for q in range(NP):
+                offs = (DEALT,) if (taken and q == d) else (hand_off(q), played_off(NP, q))
+                places.append((q, offs))
+            places.append((-1, (ko,)))
+            mk = {q: [q] for q in range(NP)}
+            mk[LOC_KITTY] = [NP]
+            if taken:  # the kitty's diamonds went to the digger; buried ones came from both
+                mk[d] = [d, NP]
+                mk[LOC_BURIED] = [d, NP]
+            start = int(self.opts[O_FB_START])  # the rule's suit is never the diamond
+            h.checks.append(SuitFirst(DIAM, [(start + i) % NR for i in range(NR)], places, mk,
+                                      int(state[FIRST])))
+        return h
+
     # -- text ------------------------------------------------------------------------------------
     def render(self, state: np.ndarray) -> str:
         from ..core.render import render_climbing

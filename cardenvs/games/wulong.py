@@ -1679,6 +1679,33 @@ class Wulong(Game):
         kind = "B" if code < 16 else "R"
         return NAT * self.pick_kinds.index(kind) + code % 16
 
+    # -- what is hidden from whom (read by cardenvs.core.infostate) ------------------------------
+    def hidden(self, state: np.ndarray, seat: int):
+        """What ``seat`` cannot see: the hands of the seats that have not declared (报牌: the
+        hand is public) and have not failed (a failed hand is only 3s, of a public size); a
+        hidden active hand is not only 3s (it would have failed); the 8 unused cards.  While a
+        hidden seat picks its jokers (wilds phase) it must have a real choice."""
+        from ..core.infostate import Hidden, NotOnly, Pile, hand_piles
+
+        known = [q for q in range(NP) if state[X_DECL + q] == 1
+                 or state[X_STATUS + q] == ST_FAILED]
+        h = Hidden(piles=hand_piles(state, NP, seat, skip=known),
+                   facts=lambda: dict(
+                       declared=[bool(state[X_DECL + q]) for q in range(NP)],
+                       failed=[bool(state[X_STATUS + q] == ST_FAILED) for q in range(NP)]))
+        h.known_hands = {q: hand_off(q) for q in known}
+        for p in h.piles:
+            if p.size == 1:
+                p.mask &= ~1  # one card, not a 3
+            else:
+                h.checks.append(NotOnly(p.offset, 1))
+        ko = kitty_off(NP)
+        h.piles.append(Pile("unused", ko, int(state[ko:ko + 16].sum())))
+        cur = int(state[CUR])
+        if int(state[PHASE]) == P_WILD and cur != seat and cur not in known:
+            h.choice = True
+        return h
+
     # -- helpers for tests and people ------------------------------------------------------------
     def status(self, state: np.ndarray) -> list[str]:
         """Each seat's status: ``active``, ``out`` or ``failed``."""

@@ -1,0 +1,347 @@
+"""Search agents: ``rollout`` (the numba rollout policy as a player) and ``search`` (PIMC).
+
+Both agents decide from the **game state** of the position, not from the observation
+vector alone: ``act(observation, legal, info)`` reads ``info["state"]`` (the int64 state
+vector, ``env.unwrapped.state_vec``), as OpenSpiel's bots receive the ``State``.  They use
+only what the seat to move may know:
+
+* ``rollout`` (:class:`RolloutAgent`) applies :mod:`cardenvs.core.policy` to the state: its
+  own hand, every seat's hand size, the play to beat and its owner, the solo seat;
+* ``search`` (:class:`SearchAgent`) samples worlds with
+  :func:`cardenvs.determinize_batch` (every card the seat has not seen redealt uniformly
+  among the places it may be), so nothing hidden survives into its reasoning.
+
+**PIMC** (perfect-information Monte Carlo).  Per decision: the legal actions are ranked by
+the rollout policy's own scores and the best ``max_candidates`` are kept (plus every
+non-card-play alternative: pass, 报牌); ``worlds`` states are sampled from the seat's
+information; each candidate is applied in each world and the game is played to its end by
+the rollout policy (one batched numba call over ``worlds x candidates`` games,
+:meth:`cardenvs.vector.VectorGame.rollout`); the candidate with the highest mean return to
+the mover wins (ties: the policy's order).  A forced move (one legal action) costs nothing.
+
+Budget: ``rollouts`` per decision (default :data:`DEFAULT_ROLLOUTS`, split as
+``worlds = rollouts // candidates``, at least :data:`MIN_WORLDS`), or ``ms`` per decision
+(the number of worlds is then sized from the measured cost of the previous decisions;
+not reproducible run to run).  Deterministic under its seed with the rollout budget.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Optional
+
+import numpy as np
+from numba import njit
+
+from cardenvs.core.infostate import determinize_batch
+from cardenvs.core.policy import POLICIES, policy_code, policy_params, score_actions
+from cardenvs.core.state import CUR, PHASE, P_DONE, REW0
+
+from .base import Agent
+
+#: rollouts per decision by default (about 100 ms or less per decision on one core)
+DEFAULT_ROLLOUTS = 400
+#: candidate actions kept per decision by default
+DEFAULT_CANDIDATES = 6
+#: fewest sampled worlds per decision
+MIN_WORLDS = 8
+#: the agent whose move is kept unless a candidate's mean rollout return beats it by more
+#: than ``margin`` (``None``: the best candidate always)
+DEFAULT_PRIOR = "trained"
+DEFAULT_MARGIN = 0.25
+#: ... and by more than this many standard errors of the world-by-world gain
+DEFAULT_Z = 2.0
+
+
+def _state_from(game, info, observation=None) -> np.ndarray:
+    """The state vector given to an agent that searches (``info["state"]``), validated."""
+    state = None
+    if isinstance(info, dict):
+        state = info.get("state")
+    if state is None and isinstance(observation, dict):
+        state = observation.get("state")
+    if state is None:
+        raise ValueError("this agent searches from the game state: call act(observation, legal, "
+                         "info) with info['state'] = env.unwrapped.state_vec (the arena, "
+                         "`cardenvs play` and SeatEnv pass it)")
+    if not isinstance(state, np.ndarray):
+        raise TypeError(f"info['state'] must be the int64 state vector, got "
+                        f"{type(state).__name__}")
+    state = game.check_state(np.asarray(state))
+    if state[PHASE] == P_DONE:
+        raise ValueError(f"the {game.info.name} game in info['state'] is finished: there is no "
+                         f"decision to make")
+    return state
+
+
+class _StatefulAgent(Agent):
+    """Shared parts: the state from ``info``, the policy's buffers, pickling by game name."""
+
+    needs_state = True
+
+    def __init__(self, game, seed: Optional[int] = None, policy: str = "heuristic"):
+        super().__init__(game, seed)
+        policy_code(policy)
+        self.policy = policy
+        self._seed = seed
+        self._setup()
+
+    def _setup(self) -> None:
+        g = self.game
+        self._pp = policy_params(g)
+        self._legal_buf = np.zeros(g.n_actions + 1, np.int64)
+        self._tmp = np.zeros(g.state_size, np.int64)
+        self._scores = np.zeros(g.n_actions + 1, np.float64)
+        self._work = np.zeros(64, np.int64)
+
+    def legal_of(self, state: np.ndarray) -> np.ndarray:
+        k = self.game.legal(state, self._legal_buf)
+        return self._legal_buf[:k].copy()
+
+    def policy_scores(self, state: np.ndarray, legal: np.ndarray) -> np.ndarray:
+        """The rollout policy's score of each legal action (lower is better)."""
+        g = self.game
+        legal = np.ascontiguousarray(legal, np.int64)
+        score_actions(state, legal, np.int64(len(legal)), g.tab, g.opts, self._pp, g.k_step,
+                      self._tmp, self._scores, self._work)
+        return self._scores[:len(legal)].copy()
+
+    def _check_legal(self, state, legal) -> np.ndarray:
+        own = self.legal_of(state)
+        if legal is not None:
+            given = np.asarray(legal, np.int64)
+            if given.shape != own.shape or not np.array_equal(np.sort(given), np.sort(own)):
+                raise ValueError(f"the legal actions given ({given[:8].tolist()}...) are not "
+                                 f"those of info['state'] ({own[:8].tolist()}...): the state is "
+                                 f"not this decision's")
+        return own
+
+    def act(self, observation, legal=None, info=None) -> int:
+        state = _state_from(self.game, info, observation)
+        return self.act_state(state, self._check_legal(state, legal))
+
+    def act_state(self, state: np.ndarray, legal: Optional[np.ndarray] = None) -> int:
+        raise NotImplementedError
+
+    def act_batch(self, observations, masks, states=None) -> np.ndarray:
+        """Actions for a batch; ``states`` (B, S) are required (this agent searches from the
+        state)."""
+        if states is None:
+            raise ValueError(f"agent {self.name!r} searches from the game state: act_batch needs "
+                             f"states=(B, S) state vectors beside the observations")
+        states = np.asarray(states)
+        if states.ndim != 2:
+            raise ValueError("states must be (B, S) state vectors")
+        out = np.empty(len(states), np.int64)
+        for i in range(len(states)):
+            out[i] = self.act(None, None, {"state": states[i]})
+        return out
+
+    # -- pickling: the compiled game is rebuilt from its name and options --------------------------
+    _TRANSIENT = ("game", "_pp", "_legal_buf", "_tmp", "_scores", "_work", "_vg", "_prior",
+                  "_obs")
+
+    def __getstate__(self):
+        d = {k: v for k, v in self.__dict__.items() if k not in self._TRANSIENT}
+        d["_spec"] = (self.game.info.name, dict(getattr(self.game, "options", {})))
+        d["_rng_state"] = self.rng.bit_generator.state
+        d.pop("rng", None)
+        return d
+
+    def __setstate__(self, d):
+        from cardenvs.api import make_game
+
+        name, options = d.pop("_spec")
+        rng_state = d.pop("_rng_state")
+        self.__dict__.update(d)
+        self.game = make_game(name, **options)
+        self.rng = np.random.default_rng()
+        self.rng.bit_generator.state = rng_state
+        self._setup()
+
+
+class RolloutAgent(_StatefulAgent):
+    """The numba rollout policy (:mod:`cardenvs.core.policy`) as a player (deterministic)."""
+
+    name = "rollout"
+
+    def act_state(self, state: np.ndarray, legal: Optional[np.ndarray] = None) -> int:
+        state = self.game.check_state(state)
+        if legal is None:
+            legal = self.legal_of(state)
+        if len(legal) == 1:
+            return int(legal[0])
+        sc = self.policy_scores(state, legal)
+        return int(legal[int(np.argmin(sc))])
+
+
+@njit(cache=False)
+def _apply_candidates(k_step, tab, opts, worlds, cands, out, paid, seat):
+    """``out[w * C + c]`` = world ``w`` after candidate ``c``; ``paid`` = the mover's pay of
+    that step."""
+    K = worlds.shape[0]
+    C = cands.shape[0]
+    for w in range(K):
+        for c in range(C):
+            j = w * C + c
+            for q in range(worlds.shape[1]):
+                out[j, q] = worlds[w, q]
+            k_step(out[j], cands[c], tab, opts)
+            paid[j] = out[j, REW0 + seat]
+
+
+class SearchAgent(_StatefulAgent):
+    """PIMC over the rollout policy (see the module docstring).
+
+    Args:
+        game: the compiled game.
+        seed: seed of the agent's generator (worlds and rollouts).
+        rollouts: rollouts per decision (``worlds x candidates``); default
+            :data:`DEFAULT_ROLLOUTS`.
+        ms: instead, a time budget per decision in milliseconds.
+        max_candidates: candidates kept after ranking by the policy.
+        policy: rollout policy (``"heuristic"`` or ``"random"``).
+        epsilon: chance of a random action at each rollout decision.
+    """
+
+    name = "search"
+
+    def __init__(self, game, seed: Optional[int] = None, *, rollouts: Optional[int] = None,
+                 ms: Optional[float] = None, max_candidates: int = DEFAULT_CANDIDATES,
+                 policy: str = "heuristic", epsilon: float = 0.0,
+                 prior: Optional[str] = DEFAULT_PRIOR, margin: float = DEFAULT_MARGIN,
+                 z: float = DEFAULT_Z):
+        if rollouts is not None and ms is not None:
+            raise ValueError("give rollouts or ms, not both")
+        if rollouts is None and ms is None:
+            rollouts = DEFAULT_ROLLOUTS
+        if rollouts is not None and (isinstance(rollouts, bool) or not isinstance(
+                rollouts, (int, np.integer)) or rollouts < 1):
+            raise ValueError(f"rollouts must be a positive int, got {rollouts!r}")
+        if ms is not None and (isinstance(ms, bool) or not isinstance(ms, (int, float))
+                               or ms <= 0):
+            raise ValueError(f"ms must be a positive number, got {ms!r}")
+        if isinstance(max_candidates, bool) or not isinstance(max_candidates, (int, np.integer)) \
+                or max_candidates < 1:
+            raise ValueError(f"max_candidates must be a positive int, got {max_candidates!r}")
+        if not isinstance(epsilon, (int, float)) or not 0.0 <= epsilon <= 1.0:
+            raise ValueError(f"epsilon must be in [0, 1], got {epsilon!r}")
+        if prior is not None and not isinstance(prior, str):
+            raise TypeError(f"prior must be an agent name or None, got {type(prior).__name__}")
+        if isinstance(margin, bool) or not isinstance(margin, (int, float)) or margin < 0:
+            raise ValueError(f"margin must be a number >= 0, got {margin!r}")
+        if isinstance(z, bool) or not isinstance(z, (int, float)) or z < 0:
+            raise ValueError(f"z must be a number >= 0, got {z!r}")
+        self.prior_name = prior
+        self.margin = float(margin)
+        self.z = float(z)
+        self.rollouts = None if rollouts is None else int(rollouts)
+        self.ms = None if ms is None else float(ms)
+        self.max_candidates = int(max_candidates)
+        self.epsilon = float(epsilon)
+        self._per_rollout_s = None  # measured cost of one rollout (ms budget)
+        super().__init__(game, seed, policy)
+
+    def _setup(self) -> None:
+        super()._setup()
+        self._vg = None
+        self._prior = None
+        if self.prior_name is not None:
+            from . import make_agent, unsupported
+
+            if unsupported(self.prior_name, self.game) is None:
+                self._prior = make_agent(self.prior_name, self.game, seed=self._seed)
+        self._obs = np.zeros(self.game.layout.size, np.float32)
+
+    def prior_action(self, state: np.ndarray, legal: np.ndarray) -> Optional[int]:
+        """The prior agent's action at ``state`` (from the seat's own observation)."""
+        if self._prior is None:
+            return None
+        g = self.game
+        g.encode(state, int(state[CUR]), self._obs)
+        mask = np.zeros(g.n_actions, np.int8)
+        mask[legal] = 1
+        return int(self._prior.act({"observation": self._obs.copy(), "action_mask": mask},
+                                   legal.copy()))
+
+    def _engine(self, n: int):
+        from cardenvs.vector import VectorGame
+
+        if self._vg is None or self._vg.n < n:
+            self._vg = VectorGame(self.game, max(n, 64), observe=False, auto_reset=False)
+            self._vg.reset(seed=0)
+        return self._vg
+
+    def candidates(self, state: np.ndarray, legal: np.ndarray) -> np.ndarray:
+        """The legal actions the search scores: the policy's best ``max_candidates`` card
+        plays (or choices), plus pass and every action the policy avoids (报牌)."""
+        sc = self.policy_scores(state, legal)
+        order = np.argsort(sc, kind="stable")
+        T = self.game.pass_id
+        keep = list(order[:self.max_candidates])
+        for j in order[self.max_candidates:]:
+            if legal[j] >= T:  # pass, declarations: always among the candidates
+                keep.append(j)
+        return legal[np.array(keep, np.int64)]
+
+    def act_state(self, state: np.ndarray, legal: Optional[np.ndarray] = None) -> int:
+        g = self.game
+        state = g.check_state(state)
+        if state[PHASE] == P_DONE:
+            raise ValueError("the game is finished: there is no decision to make")
+        if legal is None:
+            legal = self.legal_of(state)
+        if len(legal) == 1:
+            return int(legal[0])
+        cands = self.candidates(state, legal)
+        base = self.prior_action(state, legal)
+        if base is not None and base not in cands:
+            cands = np.concatenate([cands, [base]]).astype(np.int64)
+        if len(cands) == 1:
+            return int(cands[0])
+        C = len(cands)
+        seat = int(state[CUR])
+        if self.rollouts is not None:
+            K = max(MIN_WORLDS, self.rollouts // C)
+        else:
+            per = self._per_rollout_s or 50e-6
+            K = max(MIN_WORLDS, int(self.ms * 1e-3 / per) // C)
+        t0 = time.perf_counter()
+        worlds = determinize_batch(g, state, seat, self.rng, K)
+        n = K * C
+        vg = self._engine(n)
+        starts = np.empty((n, g.state_size), np.int64)
+        paid = np.zeros(n, np.float64)
+        _apply_candidates(g.k_step, g.tab, g.opts, np.ascontiguousarray(worlds),
+                          np.ascontiguousarray(cands, np.int64), starts, paid, np.int64(seat))
+        slots = np.arange(n, dtype=np.int64)
+        vg.load_states(starts, slots)
+        seed = int(self.rng.integers(0, 2**62))
+        ret = vg.rollout(self.policy, seed=seed, slots=slots, epsilon=self.epsilon)
+        V = (ret[:, seat] + paid).reshape(K, C)
+        if self.ms is not None:
+            dt = time.perf_counter() - t0
+            self._per_rollout_s = max(dt / n, 1e-6)
+        return int(cands[self._decide(V, cands, base)])
+
+    def _decide(self, V: np.ndarray, cands: np.ndarray, base: Optional[int]) -> int:
+        """Index of the chosen candidate from the returns ``V`` (worlds x candidates, the same
+        worlds for every candidate): the best mean; with a prior, the prior's move unless a
+        candidate's mean gain over it, world by world, exceeds ``margin`` plus ``z``
+        standard errors."""
+        value = V.mean(0)
+        if base is None:
+            return int(np.argmax(value))  # first maximum: the policy's order breaks ties
+        j = int(np.flatnonzero(cands == base)[0])
+        d = V - V[:, j:j + 1]
+        K = V.shape[0]
+        gain = d.mean(0)
+        se = d.std(0, ddof=1) / np.sqrt(K) if K > 1 else np.zeros(len(cands))
+        ok = gain > self.margin + self.z * se
+        ok[j] = False
+        if not ok.any():
+            return j
+        return int(np.flatnonzero(ok)[np.argmax(gain[ok])])
+
+
+__all__ = ["RolloutAgent", "SearchAgent", "DEFAULT_ROLLOUTS", "POLICIES"]

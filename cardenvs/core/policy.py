@@ -1,0 +1,720 @@
+"""A fast heuristic rollout policy for every game, in numba, driven by small declarations.
+
+The policy chooses one legal action of the seat to move from the state vector, reading only
+what that seat may know (its own hand, every seat's hand size, the play to beat and who made
+it, the solo seat), so it can play out determinized positions in a search and also act as an
+agent.  One implementation serves every game: what differs between games is data, compiled
+once per game into an ``int64`` parameter vector by :func:`policy_params`:
+
+* **the hand plan** (from the play table): which ranks may form straights and pair chains
+  and their minimum lengths, whether trios carry kickers, which ranks cannot be played alone
+  (Lanxi Wulong's 3s, Da Niangniang's jokers), which rank slots are wild jokers;
+* **teams** (from ``game.info.teams``): in a ``"1 vs k"`` game the seat in the ``LANDLORD``
+  slot (landlord, digger, 娘娘) plays against the others, who are partners while the solo
+  seat still holds cards; otherwise every seat is for himself;
+* **the kind of every non-play action block** (:data:`BLOCK_KINDS`, overridable by a game's
+  ``policy_blocks`` attribute): bids, a choice scored by the hand it leaves (burying, the
+  exchange, joker stand-ins), a fixed preference (first or last id), or an action to avoid
+  while anything else is legal (报牌).
+
+Card play (the :func:`score_actions` scores; lower is better):
+
+* go out when a legal play empties the hand;
+* lead: the play leaving the cheapest plan (:func:`hand_cost`: the number of combinations
+  the hand still needs, chains and trio kickers counted), low cards first, bombs kept unless
+  the hand is nearly done, no single (pair) led into an opponent holding one (two) cards;
+* follow an opponent: the cheapest beating play when it costs the plan little (at most
+  :data:`FOLLOW_SLACK` combinations, plus a rank term), with anything when an opponent is
+  about to go out; bombs only against an opponent holding :data:`BOMB_ENEMY` cards or fewer
+  or when the bomb leaves a hand of one combination; otherwise pass;
+* never beat a partner's play unless going out.
+
+Bids: the hand's strength (controls, bombs, minus half its plan cost) against the 55%, 75%
+and 90% quantiles of the strength of random dealt hands (:func:`bid_thresholds`).
+"""
+
+from __future__ import annotations
+
+from typing import Optional
+
+import numpy as np
+from numba import njit
+
+from .combos import PAIR, PAIR_CHAIN, ROCKET, SINGLE, STRAIGHT, TRIO_PAIR, TRIO_SINGLE
+from .kernels import cttz, rng_below
+from .state import CUR, HDR, LANDLORD, LAST_ROW, LAST_SEAT, PHASE, P_DONE
+
+# -- the parameter vector ------------------------------------------------------------------------
+(PP_R, PP_NAT, PP_WILD, PP_NOSINGLE, PP_STRAIGHT, PP_MINS, PP_PAIRS, PP_MINP, PP_KICK,
+ PP_SOLO, PP_NP, PP_PASS, PP_T, PP_NA, PP_STATE) = range(15)
+PP_BONUS = 16  # 16 slots: value of keeping a card of each rank, in hundredths of a combination
+PP_CTRL = 32  # 16 slots: bidding strength of each rank, in hundredths
+PP_BIDTH = 48  # 3 slots: strength thresholds of bids 1, 2, 3, in hundredths
+PP_KINDS = 64  # then one kind per action id (K_*)
+
+# action kinds
+K_PLAY, K_PASS, K_BID, K_EVAL_FIRST, K_EVAL_LAST, K_FIRST, K_LAST, K_AVOID = range(8)
+KIND_NAMES = {"bid": K_BID, "eval_first": K_EVAL_FIRST, "eval_last": K_EVAL_LAST,
+              "first": K_FIRST, "last": K_LAST, "avoid": K_AVOID}
+
+#: default kind of each non-play action block, by block name (a game may override any of them
+#: with a ``policy_blocks`` dict attribute)
+BLOCK_KINDS = {
+    "bid": "bid",  # Dou Dizhu, Wakeng: by hand strength
+    "open": "first",  # Wakeng 明牌: play closed
+    "bury": "eval_first",  # Wakeng: bury what hurts the hand least
+    "reveal": "first",  # Da Niangniang 亮3: reveal
+    "take": "eval_first",  # Da Niangniang exchange: take what helps most
+    "return": "eval_first",  # ... and return what hurts least
+    "joker": "eval_last",  # joker stand-ins: the cheapest hand; ties keep the joker
+    "pick": "eval_last",  # Lanxi Wulong's stand-ins, the same
+    "declare": "avoid",  # 报牌: never (unless it is the only action)
+}
+
+#: a combination that cannot be played alone costs this many turns
+STUCK_COST = 3.0
+#: a follow may raise the plan cost by this much (rank term included) and still be made
+FOLLOW_SLACK = 0.6
+#: an opponent with this many cards or fewer is worth a bomb
+BOMB_ENEMY = 4
+#: ... and with this many or fewer is beaten with anything
+URGENT_ENEMY = 2
+#: bidding quantiles of random-hand strength for bids 1, 2, 3
+BID_QUANTILES = (0.55, 0.75, 0.90)
+
+POLICIES = ("heuristic", "random")
+
+
+# -- the hand plan -----------------------------------------------------------------------------
+
+
+@njit(cache=True)
+def hand_cost_reference(h, pp, c):
+    """:func:`hand_cost` written rank by rank (the reference of the differential tests)."""
+    R = pp[PP_R]
+    wild = pp[PP_WILD]
+    nosingle = pp[PP_NOSINGLE]
+    jokers = 0
+    naturals = 0
+    for r in range(16):
+        v = h[r] if r < R else 0
+        if v < 0:
+            v = 0
+        if (wild >> r) & 1:
+            jokers += v
+            c[r] = 0
+        else:
+            c[r] = v
+            naturals += v
+    cost = 0.0
+    # straights: runs of ranks allowed in straights holding a card (greedy, twice)
+    mins = pp[PP_MINS]
+    if mins > 0:
+        for _rep in range(2):
+            best_a = -1
+            best_b = -1
+            best_gain = 0
+            r = 0
+            while r < R:
+                if not ((pp[PP_STRAIGHT] >> r) & 1) or c[r] < 1:
+                    r += 1
+                    continue
+                a = r
+                while r < R and ((pp[PP_STRAIGHT] >> r) & 1) and c[r] >= 1:
+                    r += 1
+                b = r  # run [a, b)
+                # trim ends that would break pairs or better
+                while b - a > mins and c[a] >= 2:
+                    a += 1
+                while b - a > mins and c[b - 1] >= 2:
+                    b -= 1
+                if b - a >= mins:
+                    gain = 0
+                    for q in range(a, b):
+                        if c[q] == 1:
+                            gain += 1
+                    gain -= 1
+                    if gain > best_gain:
+                        best_gain = gain
+                        best_a = a
+                        best_b = b
+            if best_a < 0:
+                break
+            for q in range(best_a, best_b):
+                c[q] -= 1
+            cost += 1.0
+    minp = pp[PP_MINP]
+    if minp > 0:
+        r = 0
+        while r < R:
+            if not ((pp[PP_PAIRS] >> r) & 1) or c[r] != 2:
+                r += 1
+                continue
+            a = r
+            while r < R and ((pp[PP_PAIRS] >> r) & 1) and c[r] == 2:
+                r += 1
+            if r - a >= minp:
+                for q in range(a, r):
+                    c[q] = 0
+                cost += 1.0
+    n1 = 0
+    n2 = 0
+    n3 = 0
+    for r in range(R):
+        v = c[r]
+        if v == 0:
+            continue
+        if (nosingle >> r) & 1 and v < 4:
+            cost += STUCK_COST
+            continue
+        if v == 1:
+            n1 += 1
+        elif v == 2:
+            n2 += 1
+        elif v == 3:
+            n3 += 1
+        cost += 1.0
+    if pp[PP_KICK] != 0:
+        cost -= min(n3, n1 + n2)
+    if jokers > 0:
+        for r in range(R):
+            if (wild >> r) & 1 and h[r] > 0:
+                if (nosingle >> r) & 1:
+                    if naturals == 0:
+                        cost += STUCK_COST * h[r]
+                else:
+                    cost += 0.25 * h[r]
+    return cost
+
+
+@njit(inline="always", cache=True)
+def _popc(x):
+    """Set bits of a 16-bit mask."""
+    x = x - ((x >> 1) & 0x5555)
+    x = (x & 0x3333) + ((x >> 2) & 0x3333)
+    x = (x + (x >> 4)) & 0x0F0F
+    return (x + (x >> 8)) & 0x1F
+
+
+@njit(inline="always", cache=True)
+def _top_bit(x):
+    while x & (x - 1):
+        x &= x - 1
+    return x
+
+
+@njit(cache=True)
+def hand_cost(h, pp, c):
+    """Turns the hand ``h`` (counts per rank slot) still needs: its combinations, after
+    greedy straights (the run that saves most singles, twice) and pair chains, with trios
+    carrying kickers, a combination that cannot be played alone costing
+    :data:`STUCK_COST`.  ``c`` is a scratch array of 16 (overwritten).  Rank masks
+    instead of rank loops; the same value as :func:`hand_cost_reference`."""
+    R = pp[PP_R]
+    wild = pp[PP_WILD]
+    jokers = 0
+    naturals = 0
+    m1 = np.int64(0)
+    m2 = np.int64(0)
+    m3 = np.int64(0)
+    m4 = np.int64(0)
+    for r in range(R):
+        v = h[r]
+        c[r] = 0
+        if v <= 0:
+            continue
+        if (wild >> r) & 1:
+            jokers += v
+            continue
+        c[r] = v
+        naturals += v
+        bit = np.int64(1) << r
+        m1 |= bit
+        if v >= 2:
+            m2 |= bit
+            if v >= 3:
+                m3 |= bit
+                if v >= 4:
+                    m4 |= bit
+    return _cost_from(m1, m2, m3, m4, jokers, naturals, h, c, pp)
+
+
+@njit(cache=True)
+def _cost_from(m1, m2, m3, m4, jokers, naturals, h, c, pp):
+    """:func:`hand_cost` from the hand's rank masks (``m_k``: ranks with at least ``k``
+    natural cards), its joker and natural card counts, ``h`` (for the jokers) and ``c``, a
+    copy of its natural counts (changed)."""
+    R = pp[PP_R]
+    wild = pp[PP_WILD]
+    nosingle = pp[PP_NOSINGLE]
+    cost = 0.0
+    mins = pp[PP_MINS]
+    if mins > 0:
+        smask = pp[PP_STRAIGHT]
+        for _rep in range(2):
+            x = m1 & smask
+            best_gain = 0
+            best_run = np.int64(0)
+            while x != 0:
+                low = x & -x
+                run = x & ~(x + low)
+                x &= ~run
+                L = _popc(run)
+                if L < mins:
+                    continue
+                while L > mins and (run & -run) & m2:
+                    run &= run - 1
+                    L -= 1
+                while L > mins and _top_bit(run) & m2:
+                    run &= ~_top_bit(run)
+                    L -= 1
+                gain = _popc(run & ~m2) - 1
+                if gain > best_gain:
+                    best_gain = gain
+                    best_run = run
+            if best_run == 0:
+                break
+            cost += 1.0
+            y = best_run
+            while y != 0:
+                bit = y & -y
+                y &= y - 1
+                r = cttz(bit)
+                v = c[r] - 1
+                c[r] = v
+                if v < 1:
+                    m1 &= ~bit
+                if v < 2:
+                    m2 &= ~bit
+                if v < 3:
+                    m3 &= ~bit
+                if v < 4:
+                    m4 &= ~bit
+    minp = pp[PP_MINP]
+    if minp > 0:
+        x = m2 & ~m3 & pp[PP_PAIRS]
+        while x != 0:
+            low = x & -x
+            run = x & ~(x + low)
+            x &= ~run
+            if _popc(run) >= minp:
+                m1 &= ~run
+                m2 &= ~run
+                cost += 1.0
+    stuck = m1 & ~m4 & nosingle
+    n1 = _popc(m1 & ~m2 & ~nosingle)
+    n2 = _popc(m2 & ~m3 & ~nosingle)
+    n3 = _popc(m3 & ~m4 & ~nosingle)
+    cost += n1 + n2 + n3 + _popc(m4) + STUCK_COST * _popc(stuck)
+    if pp[PP_KICK] != 0:
+        cost -= min(n3, n1 + n2)
+    if jokers > 0:
+        for r in range(R):
+            if (wild >> r) & 1 and h[r] > 0:
+                if (nosingle >> r) & 1:
+                    if naturals == 0:
+                        cost += STUCK_COST * h[r]
+                else:
+                    cost += 0.25 * h[r]
+    return cost
+
+
+@njit(cache=True)
+def hand_after(h, row, tab, pp, out):
+    """The hand left after playing ``row`` (wild jokers fill the natural cards it lacks)."""
+    R = pp[PP_R]
+    wild = pp[PP_WILD]
+    need = 0
+    for r in range(16):
+        v = h[r]
+        c = tab.counts[row, r]
+        if (wild >> r) & 1:
+            out[r] = v - c
+        else:
+            use = min(c, v)
+            need += c - use
+            out[r] = v - use
+    if need > 0:
+        for r in range(R):
+            if (wild >> r) & 1 and out[r] > 0:
+                t = min(need, out[r])
+                out[r] -= t
+                need -= t
+    for r in range(16):
+        if out[r] < 0:
+            out[r] = 0
+
+
+@njit(cache=True)
+def masks_of(h, pp):
+    """Rank masks ``(m1, m2, m3, m4)`` of the natural cards of ``h`` (see :func:`_cost_from`)."""
+    wild = pp[PP_WILD]
+    m1 = np.int64(0)
+    m2 = np.int64(0)
+    m3 = np.int64(0)
+    m4 = np.int64(0)
+    for r in range(pp[PP_R]):
+        v = h[r]
+        if v <= 0 or (wild >> r) & 1:
+            continue
+        bit = np.int64(1) << r
+        m1 |= bit
+        if v >= 2:
+            m2 |= bit
+            if v >= 3:
+                m3 |= bit
+                if v >= 4:
+                    m4 |= bit
+    return m1, m2, m3, m4
+
+
+@njit(cache=True)
+def cost_after_row(h, total, m1, m2, m3, m4, row, tab, pp, c):
+    """``hand_cost`` of the hand left after ``row`` in a game without wild cards, updating
+    the hand's masks ``m1..m4`` only at the row's ranks (``total``: cards in ``h``)."""
+    for r in range(16):
+        c[r] = h[r]
+    ranks = tab.lo[row] & 0xFFFF
+    while ranks != 0:
+        bit = ranks & -ranks
+        ranks &= ranks - 1
+        r = cttz(bit)
+        v = h[r] - tab.counts[row, r]
+        c[r] = v
+        m1 &= ~bit
+        m2 &= ~bit
+        m3 &= ~bit
+        m4 &= ~bit
+        if v >= 1:
+            m1 |= bit
+            if v >= 2:
+                m2 |= bit
+                if v >= 3:
+                    m3 |= bit
+                    if v >= 4:
+                        m4 |= bit
+    return _cost_from(m1, m2, m3, m4, 0, total - tab.ncards[row], c, c, pp)
+
+
+@njit(cache=True)
+def hand_value(h, pp, c):
+    """Exchange / burying value of a hand: minus its plan cost, plus a bonus for top cards."""
+    v = -hand_cost(h, pp, c)
+    for r in range(pp[PP_R]):
+        v += 0.01 * pp[PP_BONUS + r] * h[r]
+    return v
+
+
+@njit(cache=True)
+def strength(h, pp, c):
+    """Bidding strength of a hand: controls and bombs, minus half its plan cost."""
+    s = 0.0
+    R = pp[PP_R]
+    for r in range(R):
+        s += 0.01 * pp[PP_CTRL + r] * h[r]
+        if h[r] >= 4 and not ((pp[PP_WILD] >> r) & 1):
+            s += 2.0 + 0.5 * (h[r] - 4)
+    return s - 0.5 * hand_cost(h, pp, c)
+
+
+# -- scoring the legal actions --------------------------------------------------------------------
+
+
+@njit(cache=True)
+def _hand_total(s, seat):
+    o = HDR + 16 * seat
+    t = 0
+    for r in range(16):
+        t += s[o + r]
+    return t
+
+
+@njit(cache=False)  # takes a kernel dispatcher: not cacheable (see core.rollout)
+def score_actions(s, legal, k, tab, opts, pp, k_step, tmp, scores, work):
+    """Score each of the ``k`` legal actions ``legal[:k]`` of the seat to move (lower is
+    better; ``inf`` for an action the policy never takes while another is available).
+
+    ``tmp`` is a scratch state (the size of ``s``), ``work`` a scratch ``int64`` array of at
+    least 48.  ``k_step`` is the game's step kernel (used to score choices by the hand they
+    leave).
+    """
+    n = pp[PP_NP]
+    T = pp[PP_T]
+    R = pp[PP_R]
+    seat = s[CUR]
+    ho = HDR + 16 * seat
+    h = s[ho:ho + 16]
+    hb = work[0:16]
+    cb = work[16:32]
+    inf = np.inf
+    # which kinds are offered
+    kind0 = -1  # non-play ids come after the play rows: look from the end
+    for j in range(k - 1, -1, -1):
+        kd = pp[PP_KINDS + legal[j]]
+        if kd == K_PASS or kd == K_AVOID:
+            continue
+        if kd != K_PLAY:
+            kind0 = kd
+        break
+    if kind0 == K_BID:
+        st = strength(h, pp, cb)
+        level = 0
+        for b in range(3):
+            if st * 100.0 >= pp[PP_BIDTH + b]:
+                level = b + 1
+        for j in range(k):
+            a = legal[j]
+            if pp[PP_KINDS + a] == K_BID:
+                b = a - pp[PP_PASS]
+                scores[j] = -1.0 * b if b <= level else inf
+            else:
+                scores[j] = 0.0  # pass
+        return
+    if kind0 == K_FIRST or kind0 == K_LAST:
+        for j in range(k):
+            a = legal[j]
+            kd = pp[PP_KINDS + a]
+            if kd == kind0:
+                scores[j] = a if kind0 == K_FIRST else -a
+            else:
+                scores[j] = inf
+        return
+    if kind0 == K_EVAL_FIRST or kind0 == K_EVAL_LAST:
+        na = pp[PP_NA]
+        for j in range(k):
+            a = legal[j]
+            if pp[PP_KINDS + a] != kind0:
+                scores[j] = inf
+                continue
+            for q in range(s.shape[0]):
+                tmp[q] = s[q]
+            k_step(tmp, a, tab, opts)
+            if tmp[PHASE] == P_DONE:
+                v = 100.0
+            else:
+                v = hand_value(tmp[ho:ho + 16], pp, cb)
+            tie = a / na if kind0 == K_EVAL_FIRST else -a / na
+            scores[j] = -v + 1e-6 * tie
+        return
+    # -- card play: rows, pass, avoided actions --------------------------------------------------
+    total = 0
+    for r in range(16):
+        total += h[r]
+    prev = s[LAST_ROW]
+    owner = s[LAST_SEAT] if prev >= 0 else -1
+    solo = s[LANDLORD] if pp[PP_SOLO] == 1 else -1
+    if solo >= 0 and _hand_total(s, solo) == 0:
+        solo = -1  # the solo seat is out: every seat for himself
+    enemy_min = 1000
+    partner_one = False  # the next seat is a partner holding a single card
+    for q in range(n):
+        if q == seat:
+            continue
+        hs = _hand_total(s, q)
+        if hs == 0:
+            continue
+        partner = solo >= 0 and seat != solo and q != solo
+        if partner:
+            if q == (seat + 1) % n and hs == 1:
+                partner_one = True
+        elif hs < enemy_min:
+            enemy_min = hs
+    following = prev >= 0
+    by_partner = (following and solo >= 0 and seat != solo and owner != solo and owner != seat
+                  and owner >= 0)
+    owner_size = _hand_total(s, owner) if owner >= 0 else 1000
+    if owner_size == 0:
+        owner_size = 1000
+    cost_now = hand_cost(h, pp, cb)
+    plain = pp[PP_WILD] == 0
+    m1, m2, m3, m4 = masks_of(h, pp)
+    for j in range(k):
+        a = legal[j]
+        kd = pp[PP_KINDS + a]
+        if kd == K_PASS:
+            scores[j] = FOLLOW_SLACK if not by_partner else -1.0
+            continue
+        if kd != K_PLAY:
+            scores[j] = inf if kd == K_AVOID else 50.0
+            continue
+        if tab.ncards[a] >= total:  # goes out
+            scores[j] = -1000.0 - tab.ncards[a]
+            continue
+        if by_partner:
+            scores[j] = inf
+            continue
+        if plain:
+            c_after = cost_after_row(h, total, m1, m2, m3, m4, a, tab, pp, cb)
+        else:
+            hand_after(h, a, tab, pp, hb)
+            c_after = hand_cost(hb, pp, cb)
+        key = tab.key[a] / R
+        bomb = tab.power[a] > 0 or tab.family[a] == ROCKET
+        fam = tab.family[a]
+        if not following:
+            sc = c_after + 0.4 * key - 0.01 * tab.ncards[a]
+            if bomb and c_after > 1.0:
+                sc += 2.0
+            if fam == SINGLE:
+                if enemy_min == 1:
+                    sc += 2.0 - key  # lead the highest single, or anything else
+                elif partner_one:
+                    sc -= 2.0 + key  # lead the lowest single to the partner
+            elif fam == PAIR and enemy_min == 2:
+                sc += 1.0 - 0.5 * key
+            scores[j] = sc
+            continue
+        sc = c_after - cost_now + 0.4 * key
+        urgent = owner_size <= URGENT_ENEMY or enemy_min <= URGENT_ENEMY
+        if bomb:
+            if owner_size <= BOMB_ENEMY or c_after <= 1.0:
+                sc += 0.5
+                if urgent:
+                    sc -= 5.0
+            else:
+                sc = inf
+        elif urgent:
+            sc -= 5.0
+        scores[j] = sc
+    return
+
+
+@njit(cache=True)
+def pick(scores, k, rng, slot, eps):
+    """Index of the best score (first on ties); with probability ``eps`` a uniform one."""
+    if eps > 0.0:
+        u = rng_below(rng, slot, 1 << 30) / float(1 << 30)
+        if u < eps:
+            return rng_below(rng, slot, k)
+    best = 0
+    for j in range(1, k):
+        if scores[j] < scores[best]:
+            best = j
+    return best
+
+
+@njit(cache=False)
+def policy_choose(s, legal, k, tab, opts, pp, k_step, tmp, scores, work, kind, rng, slot, eps):
+    """Index into ``legal[:k]`` of the policy's action: ``kind`` 0 heuristic, 1 random."""
+    if k == 1:
+        return 0
+    if kind == 1:
+        return rng_below(rng, slot, k)
+    score_actions(s, legal, k, tab, opts, pp, k_step, tmp, scores, work)
+    return pick(scores, k, rng, slot, eps)
+
+
+# -- the parameters of a game -----------------------------------------------------------------------
+
+
+def _mask(ranks) -> int:
+    m = 0
+    for r in ranks:
+        m |= 1 << int(r)
+    return m
+
+
+def policy_params(game) -> np.ndarray:
+    """The rollout policy's ``int64`` parameter vector of a compiled game (cached on it)."""
+    pp = getattr(game, "_policy_params", None)
+    if pp is not None:
+        return pp
+    tab = game.tab
+    R = int(game.deck.n_ranks)
+    T = int(game.pass_id)
+    A = int(game.n_actions)
+    pp = np.zeros(PP_KINDS + A, np.int64)
+    fam = tab.family
+    counts = tab.counts
+    wild = tuple(getattr(game, "wild_slots", None) or
+                 (getattr(game, "joker_slots", ()) if hasattr(game, "wild") else ()))
+    nat = R - len(wild)
+
+    def ranks_of(f):
+        rows = np.flatnonzero(fam == f)
+        if rows.size == 0:
+            return [], 0
+        present = np.flatnonzero(counts[rows, :R].sum(0) > 0)
+        return present, int(tab.length[rows].min())
+
+    singles = np.flatnonzero(fam == SINGLE)
+    single_ranks = set(np.flatnonzero(counts[singles, :R].sum(0) > 0).tolist())
+    st_ranks, st_min = ranks_of(STRAIGHT)
+    pc_ranks, pc_min = ranks_of(PAIR_CHAIN)
+    pp[PP_R], pp[PP_NAT] = R, nat
+    pp[PP_WILD] = _mask(wild)
+    pp[PP_NOSINGLE] = _mask(r for r in range(R) if r not in single_ranks)
+    pp[PP_STRAIGHT], pp[PP_MINS] = _mask(st_ranks), st_min
+    pp[PP_PAIRS], pp[PP_MINP] = _mask(pc_ranks), pc_min
+    pp[PP_KICK] = int(bool(((fam == TRIO_SINGLE) | (fam == TRIO_PAIR)).any()))
+    pp[PP_SOLO] = int(game.info.teams.startswith("1 vs"))
+    pp[PP_NP] = int(game.n_players)
+    pp[PP_PASS] = T
+    pp[PP_T] = T
+    pp[PP_NA] = A
+    pp[PP_STATE] = int(game.state_size)
+    # keeping / bidding values: the top three natural ranks and the jokers
+    for i, v in enumerate((100, 60, 20)):
+        if nat - 1 - i >= 0:
+            pp[PP_BONUS + nat - 1 - i] = v
+    for r in wild:
+        pp[PP_BONUS + r] = 50
+    ctrl = [r for r in range(R) if r not in set(st_ranks.tolist() if len(st_ranks) else [])]
+    ctrl = [r for r in ctrl if r >= (max(st_ranks) if len(st_ranks) else R - 3)]
+    for r in ctrl:
+        pp[PP_CTRL + r] = int(100 + 50 * min(2, r - ctrl[0]))
+    for r in wild:
+        pp[PP_CTRL + r] = 150
+    kinds = pp[PP_KINDS:]
+    kinds[:T] = K_PLAY
+    blocks = dict(BLOCK_KINDS)
+    blocks.update(getattr(game, "policy_blocks", {}) or {})
+    for name, (a, b) in game.blocks.items():
+        if name == "play":
+            continue
+        if name == "pass":
+            kinds[a:b] = K_PASS
+            continue
+        kd = blocks.get(name)
+        if kd is None:
+            raise ValueError(f"{game.info.name}: the rollout policy has no kind for the action "
+                             f"block {name!r}; give the game a policy_blocks entry "
+                             f"(one of {sorted(KIND_NAMES)})")
+        kinds[a:b] = KIND_NAMES[kd]
+    if "bid" in game.blocks:
+        pp[PP_BIDTH:PP_BIDTH + 3] = np.round(100 * bid_thresholds(game, pp)).astype(np.int64)
+    game._policy_params = pp
+    return pp
+
+
+@njit(cache=False)
+def _auction_strengths(k_reset, k_legal, tab, opts, pp, state, buf, n, seed, out):
+    c = np.zeros(16, np.int64)
+    m = 0
+    for i in range(n):
+        k_reset(state, seed + i, tab, opts)
+        seat = state[CUR]
+        ho = HDR + 16 * seat
+        out[m] = strength(state[ho:ho + 16], pp, c)
+        m += 1
+    return m
+
+
+def bid_thresholds(game, pp: np.ndarray, n: int = 4000, seed: int = 12345) -> np.ndarray:
+    """Strength quantiles (:data:`BID_QUANTILES`) of the first bidder's hand in ``n`` random
+    deals of ``game`` (fixed seed)."""
+    state = game.new_state()
+    buf = np.zeros(game.n_actions + 1, np.int64)
+    out = np.zeros(n, np.float64)
+    m = _auction_strengths(game.k_reset, game.k_legal, game.tab, game.opts, pp, state, buf,
+                           np.int64(n), np.int64(seed), out)
+    return np.quantile(out[:m], BID_QUANTILES)
+
+
+def policy_code(policy: str) -> int:
+    """The kernel's code of a policy name (:data:`POLICIES`)."""
+    if not isinstance(policy, str):
+        raise TypeError(f"policy must be a string, got {type(policy).__name__}")
+    if policy not in POLICIES:
+        raise ValueError(f"unknown rollout policy {policy!r}; choose from {', '.join(POLICIES)}")
+    return POLICIES.index(policy)

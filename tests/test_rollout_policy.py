@@ -1,0 +1,276 @@
+"""The numba rollout policy (cardenvs.core.policy) and rollouts from loaded positions
+(VectorGame.load_states / VectorGame.rollout), every game."""
+
+from __future__ import annotations
+
+import importlib
+
+import numpy as np
+import pytest
+
+import cardenvs
+from cardenvs.core.kernels import rng_below
+from cardenvs.core.policy import (
+    cost_after_row, hand_after, hand_cost, hand_cost_reference, masks_of, policy_params,
+)
+from cardenvs.core.state import CUR, PHASE, P_DONE, REW0
+from cardenvs.vector import VectorGame, rollout_streams
+
+from agents.search import RolloutAgent
+
+GAMES = list(cardenvs.GAMES)
+
+
+def positions(game, n_games: int, seed: int, every: int = 7):
+    """Mid-game states of random games (every ``every``-th decision, all phases)."""
+    rng = np.random.default_rng(seed)
+    s = game.new_state()
+    buf = np.empty(game.n_actions, np.int64)
+    out = []
+    for _ in range(n_games):
+        game.reset(s, int(rng.integers(2**62)))
+        d = 0
+        while not game.done(s):
+            if d % every == 0:
+                out.append(s.copy())
+            k = game.legal(s, buf)
+            game.step(s, int(buf[rng.integers(k)]))
+            d += 1
+    return np.array(out)
+
+
+def replay(game, state, choose):
+    """Play ``state`` to the end with ``choose(state, legal) -> action`` through Game.step,
+    checking every action with is_legal; returns (per-seat returns, decisions)."""
+    s = state.copy()
+    buf = np.empty(game.n_actions, np.int64)
+    ret = np.zeros(game.n_players)
+    d = 0
+    while not game.done(s):
+        k = game.legal(s, buf)
+        a = int(choose(s, buf[:k].copy()))
+        assert game.is_legal(s, a), f"illegal {a} ({game.action_to_string(a)})"
+        game.step(s, a)
+        ret += s[REW0:REW0 + game.n_players]
+        d += 1
+    return ret, d
+
+
+@pytest.mark.parametrize("name", GAMES)
+def test_heuristic_rollouts_equal_an_independent_replay(name):
+    """Rollouts from loaded positions return what stepping the same states one action at a
+    time through Game.step with the policy's choices returns; every action is legal."""
+    game = cardenvs.make_game(name)
+    states = positions(game, 6, seed=1)[:40]
+    vg = VectorGame(game, len(states), observe=False)
+    vg.load_states(states)
+    ret = vg.rollout("heuristic", seed=3)
+    lengths = vg.last_rollout_lengths.copy()
+    agent = RolloutAgent(game)
+    for j, st in enumerate(states):
+        r, d = replay(game, st, agent.act_state)
+        assert d == lengths[j]
+        assert np.array_equal(r, ret[j]), (j, r, ret[j])
+    assert (vg.seat == -1).all() and (vg.n_legal == 0).all()
+    assert all(vg.states[i, PHASE] == P_DONE for i in range(len(states)))
+
+
+@pytest.mark.parametrize("name", GAMES)
+def test_random_rollouts_equal_an_independent_replay(name):
+    """The random policy draws slot j's actions from stream j of rollout_streams(seed), one
+    draw per decision with two or more legal actions."""
+    game = cardenvs.make_game(name)
+    states = positions(game, 4, seed=2)[:20]
+    vg = VectorGame(game, 32, observe=False)
+    slots = np.arange(3, 3 + len(states))
+    vg.load_states(states, slots)
+    ret = vg.rollout("random", seed=11, slots=slots)
+    streams = rollout_streams(11, len(states))
+    for j, st in enumerate(states):
+        rng = streams[j:j + 1].copy()
+        r, _ = replay(game, st, lambda s, legal: legal[rng_below(rng, 0, len(legal))]
+                      if len(legal) > 1 else legal[0])
+        assert np.array_equal(r, ret[j])
+
+
+@pytest.mark.parametrize("name", GAMES)
+def test_policy_is_legal_in_many_games(name):
+    """Whole games from the deal (every phase: bids, burying, the exchange, stand-ins, 报牌)
+    with the heuristic at every seat, each action checked with is_legal."""
+    game = cardenvs.make_game(name)
+    agent = RolloutAgent(game)
+    rng = np.random.default_rng(5)
+    s = game.new_state()
+    kinds = set()
+    for _ in range(30):
+        game.reset(s, int(rng.integers(2**62)))
+        buf = np.empty(game.n_actions, np.int64)
+        while not game.done(s):
+            k = game.legal(s, buf)
+            a = agent.act_state(s, buf[:k].copy())
+            assert game.is_legal(s, a)
+            kinds.add(game.block_of(a))
+            game.step(s, a)
+    assert "play" in kinds and "pass" in kinds
+    for block in ("bid", "bury", "take", "return"):
+        if block in game.blocks:
+            assert block in kinds, f"{block} never chosen"
+
+
+def test_rollouts_are_deterministic_per_seed():
+    game = cardenvs.make_game("wakeng")
+    states = positions(game, 3, seed=4)[:16]
+    vg = VectorGame(game, 16, observe=False)
+    out = []
+    for seed in (7, 7, 8):
+        vg.load_states(states)
+        out.append(vg.rollout("heuristic", seed=seed, epsilon=0.3).copy())
+    assert np.array_equal(out[0], out[1])
+    assert not np.array_equal(out[0], out[2])
+
+
+@pytest.mark.parametrize("name", ["doudizhu", "niangniang"])
+def test_load_states_recomputes_derived_fields(name):
+    """After load_states a slot shows what the AEC env shows at that position: seat, legal
+    ids, observation, mask; rewards and done cleared."""
+    env = importlib.import_module(f"cardenvs.{cardenvs.GAMES[name]}").env()
+    game = env.unwrapped.game
+    vg = VectorGame(game, 4, masks=True)
+    vg.reset(seed=0)
+    vg.step_random()
+    rng = np.random.default_rng(0)
+    env.reset(seed=9)
+    for step in range(30):
+        agent = env.agent_selection
+        legal = env.infos[agent]["legal_actions"]
+        if step % 6 == 5:
+            vg.load_states(env.unwrapped.state_vec[None].copy(), [2])
+            ob = env.observe(agent)
+            assert vg.seat[2] == env.possible_agents.index(agent)
+            assert np.array_equal(vg.legal[2, :vg.n_legal[2]], legal)
+            assert (vg.legal[2, vg.n_legal[2]:] == -1).all()
+            assert np.array_equal(vg.obs[2], ob["observation"])
+            assert np.array_equal(vg.masks[2], ob["action_mask"])
+            assert not vg.done[2] and (vg.rewards[2] == 0).all()
+            # the slot steps on like the env
+            a = int(legal[rng.integers(len(legal))])
+            vg.step(np.array([a]), slots=[2])
+            env.step(a)
+            assert np.array_equal(vg.states[2], env.unwrapped.state_vec)
+            continue
+        env.step(int(legal[rng.integers(len(legal))]))
+
+
+def test_load_finished_state_is_a_finished_slot():
+    game = cardenvs.make_game("doudizhu")
+    s = positions(game, 1, seed=0)[0]
+    vg = VectorGame(game, 2, auto_reset=False)
+    vg.load_states(np.stack([s, s]))
+    vg.rollout(slots=[0])
+    fin = vg.states[0].copy()
+    vg.load_states(fin[None], [1])
+    assert vg.seat[1] == -1 and vg.n_legal[1] == 0 and (vg.obs[1] == 0).all()
+    assert (vg.rollout(slots=[1]) == 0).all()
+
+
+def test_bad_loaded_states_are_refused():
+    game = cardenvs.make_game("doudizhu")
+    other = cardenvs.make_game("niangniang")
+    vg = VectorGame(game, 3)
+    vg.reset(seed=0)
+    before = vg.states.copy()
+    good = positions(game, 1, seed=0)[:3]
+    with pytest.raises(ValueError, match=r"shape \(3, "):
+        vg.load_states(good[:2])
+    with pytest.raises(TypeError, match="int64"):
+        vg.load_states(good.astype(np.int32))
+    with pytest.raises(TypeError, match="numpy"):
+        vg.load_states(good.tolist())
+    bad = np.zeros((3, other.state_size), np.int64)
+    with pytest.raises(ValueError, match=r"states\[0\].*entries"):
+        vg.load_states(bad)
+    with pytest.raises(ValueError, match="slot indices"):
+        vg.load_states(good[:1], [5])
+    assert np.array_equal(vg.states, before)  # nothing was loaded
+    with pytest.raises(ValueError, match="unknown rollout policy"):
+        vg.rollout("greedy")
+    with pytest.raises(ValueError, match="epsilon"):
+        vg.rollout(epsilon=2.0)
+
+
+def test_bad_field_named_by_the_validator():
+    """A state whose header field is out of range is refused, the row and the field named,
+    and nothing is loaded."""
+    game = cardenvs.make_game("doudizhu")
+    s = positions(game, 1, seed=0)[3].copy()
+    s[CUR] = 7
+    vg = VectorGame(game, 1)
+    vg.reset(seed=0)
+    before = vg.states.copy()
+    with pytest.raises(ValueError, match=r"states\[0\].*CUR = 7"):
+        vg.load_states(s[None])
+    np.testing.assert_array_equal(vg.states, before)
+
+
+@pytest.mark.parametrize("name", GAMES)
+def test_hand_cost_counts_combinations(name):
+    """The plan cost of literal hands: one card per combination, chains and kickers
+    counted."""
+    game = cardenvs.make_game(name)
+    pp = policy_params(game)
+    c = np.zeros(16, np.int64)
+    h = np.zeros(16, np.int64)
+    assert hand_cost(h, pp, c) == 0
+    h[5] = 2
+    assert hand_cost(h, pp, c) == 1  # a pair
+    h[7] = 1
+    assert hand_cost(h, pp, c) == 2  # a pair and a single
+    if game.info.name in ("doudizhu", "doudizhu4", "wakeng"):
+        st = np.zeros(16, np.int64)
+        st[1:6] = 1  # five consecutive ranks, all in straights
+        assert hand_cost(st, pp, c) == 1
+
+
+@pytest.mark.parametrize("name", GAMES)
+def test_hand_cost_equals_its_reference(name):
+    """The rank-mask plan cost equals the rank-by-rank reference on random hands of every
+    size drawn from the game's deck (and on the hands of random positions)."""
+    game = cardenvs.make_game(name)
+    pp = policy_params(game)
+    c = np.zeros(16, np.int64)
+    rng = np.random.default_rng(0)
+    deck = np.repeat(np.arange(game.deck.n_ranks), game.deck.copies)
+    hands = []
+    for _ in range(3000):
+        m = int(rng.integers(0, min(len(deck), 34)))
+        hands.append(np.bincount(rng.choice(deck, m, replace=False), minlength=16))
+    for s in positions(game, 3, seed=6, every=3):
+        for q in range(game.n_players):
+            hands.append(s[48 + 16 * q:64 + 16 * q].copy())
+    for h in hands:
+        h = np.ascontiguousarray(h, np.int64)
+        assert hand_cost(h, pp, c) == hand_cost_reference(h, pp, c), h
+
+
+@pytest.mark.parametrize("name", ["doudizhu", "doudizhu4", "wakeng"])
+def test_cost_after_row_equals_the_hand_left(name):
+    """The incremental cost of the hand a row leaves equals the plan cost of that hand."""
+    game = cardenvs.make_game(name)
+    pp = policy_params(game)
+    c = np.zeros(16, np.int64)
+    left = np.zeros(16, np.int64)
+    buf = np.empty(game.n_actions, np.int64)
+    n = 0
+    for s in positions(game, 4, seed=8, every=2):
+        if s[PHASE] == P_DONE:
+            continue
+        h = s[48 + 16 * s[CUR]:64 + 16 * s[CUR]].copy()
+        m = masks_of(h, pp)
+        for a in buf[:game.legal(s, buf)]:
+            if a >= game.pass_id:
+                continue
+            hand_after(h, a, game.tab, pp, left)
+            want = hand_cost(left, pp, c)
+            assert cost_after_row(h, int(h.sum()), *m, a, game.tab, pp, c) == want
+            n += 1
+    assert n > 100

@@ -1,0 +1,140 @@
+"""The ``search`` agent (PIMC over the rollout policy) and the ``rollout`` agent: legal moves
+in every game and decision kind, replays under one seed, pickling, bad input."""
+
+from __future__ import annotations
+
+import importlib
+import pickle
+
+import numpy as np
+import pytest
+
+import cardenvs
+from cardenvs.core.state import CUR, PHASE, P_DONE
+
+import agents
+from agents.search import RolloutAgent, SearchAgent
+
+GAMES = list(cardenvs.GAMES)
+
+
+def env_of(name: str):
+    return importlib.import_module(f"cardenvs.{cardenvs.GAMES[name]}").env(illegal="raise")
+
+
+def play(name: str, lineup, seed: int):
+    """One deal through the AEC env with ``lineup[seat]`` acting (given the state in info);
+    returns the actions and the blocks they came from; every action is checked legal."""
+    env = env_of(name)
+    game = env.unwrapped.game
+    env.reset(seed=seed)
+    actions, blocks = [], set()
+    for agent in env.agent_iter():
+        obs, r, term, trunc, info = env.last()
+        if term or trunc:
+            env.step(None)
+            continue
+        seat = env.possible_agents.index(agent)
+        s = env.unwrapped.state_vec
+        a = lineup[seat].act(obs, info["legal_actions"], {**info, "state": s})
+        assert game.is_legal(s, a)
+        actions.append(a)
+        blocks.add(game.block_of(a))
+        env.step(a)
+    return actions, blocks
+
+
+@pytest.mark.parametrize("name", GAMES)
+def test_search_plays_legal_moves_and_replays_under_one_seed(name):
+    game = cardenvs.make_game(name)
+    runs = []
+    for _ in range(2):
+        s = SearchAgent(game, seed=3, rollouts=24, max_candidates=3)
+        r = RolloutAgent(game)
+        runs.append(play(name, [s, r] + [r] * (game.n_players - 2), seed=5))
+    assert runs[0][0] == runs[1][0]
+    assert "play" in runs[0][1]
+
+
+@pytest.mark.parametrize("name", ["wakeng", "niangniang", "wulong"])
+def test_search_covers_every_decision_kind(name):
+    """Search at every seat over a few deals: the decision blocks of the game (bids, burying,
+    the exchange, stand-ins) are all decided by it, legally."""
+    game = cardenvs.make_game(name)
+    s = SearchAgent(game, seed=0, rollouts=16, max_candidates=3)
+    seen = set()
+    for seed in range(3):
+        seen |= play(name, [s] * game.n_players, seed=seed)[1]
+    want = {"bid", "bury", "take", "return"} & set(game.blocks)
+    assert want <= seen, want - seen
+
+
+def test_search_pickles_and_continues_identically():
+    game = cardenvs.make_game("doudizhu")
+    a = SearchAgent(game, seed=1, rollouts=20, max_candidates=3)
+    env = env_of("doudizhu")
+    env.reset(seed=2)
+    states = []
+    for _ in range(12):  # a few decisions in, to move the agent's generator
+        if env.unwrapped.game.done(env.unwrapped.state_vec):
+            break
+        info = env.infos[env.agent_selection]
+        s = env.unwrapped.state_vec
+        states.append(s.copy())
+        env.step(a.act(None, info["legal_actions"], {"state": s}))
+    b = pickle.loads(pickle.dumps(a))
+    assert b.game.info.name == "doudizhu" and b.rollouts == 20
+    for st in states:
+        assert a.act_state(st) == b.act_state(st)
+    r = pickle.loads(pickle.dumps(RolloutAgent(game)))
+    assert r.act_state(states[-1]) == RolloutAgent(game).act_state(states[-1])
+
+
+def test_registered_and_made_by_name():
+    game = cardenvs.make_game("wakeng")
+    assert isinstance(agents.make_agent("search", game, seed=0), SearchAgent)
+    assert isinstance(agents.make_agent("rollout", game, seed=0), RolloutAgent)
+
+
+def test_bad_input_is_refused():
+    game = cardenvs.make_game("doudizhu")
+    other = cardenvs.make_game("niangniang")
+    a = SearchAgent(game, seed=0, rollouts=16)
+    env = env_of("doudizhu")
+    env.reset(seed=0)
+    info = env.infos[env.agent_selection]
+    s = env.unwrapped.state_vec.copy()
+    with pytest.raises(ValueError, match="info\\['state'\\]"):
+        a.act(env.observe(env.agent_selection), info["legal_actions"], info)
+    with pytest.raises(ValueError, match="entries"):
+        a.act(None, None, {"state": other.new_state()})
+    with pytest.raises(TypeError, match="int64"):
+        a.act(None, None, {"state": s.astype(np.int32)})
+    with pytest.raises(ValueError, match="not those of info"):
+        a.act(None, np.array([0]), {"state": s})
+    fin = s.copy()
+    fin[PHASE] = P_DONE
+    with pytest.raises(ValueError, match="finished"):
+        a.act(None, None, {"state": fin})
+    with pytest.raises(ValueError, match="rollouts or ms"):
+        SearchAgent(game, rollouts=10, ms=5)
+    with pytest.raises(ValueError, match="rollouts"):
+        SearchAgent(game, rollouts=0)
+    with pytest.raises(ValueError, match="unknown rollout policy"):
+        SearchAgent(game, policy="greedy")
+    with pytest.raises(ValueError, match="states="):
+        a.act_batch(np.zeros((1, 3)), np.zeros((1, 3)))
+    bad = s.copy()
+    bad[CUR] = 5  # a seat out of range
+    with pytest.raises(ValueError):
+        a.act_state(bad)
+
+
+def test_time_budget_runs():
+    game = cardenvs.make_game("wakeng")
+    a = SearchAgent(game, seed=0, ms=5)
+    env = env_of("wakeng")
+    env.reset(seed=1)
+    info = env.infos[env.agent_selection]
+    act = a.act(None, info["legal_actions"], {"state": env.unwrapped.state_vec})
+    assert act in info["legal_actions"]
