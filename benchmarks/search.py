@@ -118,7 +118,7 @@ def search_ms(name: str, deals: int) -> tuple[float, float, int]:
                 env.step(None)
                 continue
             seat = env.possible_agents.index(ag)
-            legal = info["legal_actions"]
+            legal = env.unwrapped.legal_actions()
             if seat == d % game.n_players:
                 s = env.unwrapped.state_vec
                 t0 = _clock()

@@ -142,7 +142,7 @@ def test_load_states_recomputes_derived_fields(name):
     env.reset(seed=9)
     for step in range(30):
         agent = env.agent_selection
-        legal = env.infos[agent]["legal_actions"]
+        legal = env.unwrapped.legal_actions()
         if step % 6 == 5:
             vg.load_states(env.unwrapped.state_vec[None].copy(), [2])
             ob = env.observe(agent)

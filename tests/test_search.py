@@ -36,7 +36,7 @@ def play(name: str, lineup, seed: int):
             continue
         seat = env.possible_agents.index(agent)
         s = env.unwrapped.state_vec
-        a = lineup[seat].act(obs, info["legal_actions"], {**info, "state": s})
+        a = lineup[seat].act(obs, env.unwrapped.legal_actions(), {**info, "state": s})
         assert game.is_legal(s, a)
         actions.append(a)
         blocks.add(game.block_of(a))
@@ -81,7 +81,7 @@ def test_search_pickles_and_continues_identically():
         info = env.infos[env.agent_selection]
         s = env.unwrapped.state_vec
         states.append(s.copy())
-        env.step(a.act(None, info["legal_actions"], {"state": s}))
+        env.step(a.act(None, env.unwrapped.legal_actions(), {"state": s}))
     b = pickle.loads(pickle.dumps(a))
     assert b.game.info.name == "doudizhu" and b.rollouts == 20
     for st in states:
@@ -105,7 +105,7 @@ def test_bad_input_is_refused():
     info = env.infos[env.agent_selection]
     s = env.unwrapped.state_vec.copy()
     with pytest.raises(ValueError, match="info\\['state'\\]"):
-        a.act(env.observe(env.agent_selection), info["legal_actions"], info)
+        a.act(env.observe(env.agent_selection), env.unwrapped.legal_actions(), info)
     with pytest.raises(ValueError, match="entries"):
         a.act(None, None, {"state": other.new_state()})
     with pytest.raises(TypeError, match="int64"):
@@ -136,5 +136,41 @@ def test_time_budget_runs():
     env = env_of("wakeng")
     env.reset(seed=1)
     info = env.infos[env.agent_selection]
-    act = a.act(None, info["legal_actions"], {"state": env.unwrapped.state_vec})
-    assert act in info["legal_actions"]
+    act = a.act(None, env.unwrapped.legal_actions(), {"state": env.unwrapped.state_vec})
+    assert act in env.unwrapped.legal_actions()
+
+
+def test_search_gets_the_state_in_the_arena_seatenv_and_seatvecenv():
+    """The arena, SeatEnv and SeatVecEnv hand a read-only copy of the state to agents that
+    declare ``needs_state`` (and only to them), so ``search`` plays through each of them."""
+    from cardenvs.arena import run_arena
+    from cardenvs.sb3 import SeatVecEnv
+    from cardenvs.wrappers import SeatEnv, policy_info
+
+    res = run_arena("wakeng", "search,random", deals=1, seed=0, progress=False)
+    assert res["decisions"] > 0 and set(res["per_agent"]) == {"search", "random"}
+
+    game = cardenvs.make_game("wakeng")
+    seen = []
+
+    class Spy(SearchAgent):
+        def act(self, observation, legal=None, info=None):
+            seen.append(info["state"])
+            return super().act(observation, legal, info)
+
+    spy = Spy(game, seed=0, rollouts=16, max_candidates=2)
+    env = SeatEnv("wakeng", 0, opponents=spy)
+    obs, info = env.reset(seed=0)
+    done = False
+    while not done:
+        obs, reward, done, _, info = env.step(int(env.legal_actions()[0]))
+    assert seen and all(not s.flags.writeable for s in seen)
+    venv = SeatVecEnv("wakeng", n_envs=2, seats=0, opponents=Spy(game, seed=0, rollouts=16,
+                                                                  max_candidates=2), seed=0)
+    venv.reset()
+    n_before = len(seen)
+    venv.step(np.array([venv.vg.legal_actions(i)[0] for i in range(2)]))
+    assert len(seen) >= n_before  # act_batch path: states passed (no error raised)
+    # a policy without needs_state gets its info unchanged
+    plain = {"a": 1}
+    assert policy_info(object(), plain, game.new_state()) is plain
