@@ -21,7 +21,7 @@ What it measures:
 
 Times are this process's CPU time (``time.process_time``; numba runs one thread), so a busy
 shared machine does not inflate them.  The first call of a game in a process compiles its
-kernels (not timed: every measurement warms up first).  Target (issue 14): >= 1,000,000 rollout decisions/s at N >= 256 on one core
+kernels (not timed: every measurement warms up first).  Target: >= 1,000,000 rollout decisions/s at N >= 256 on one core
 for 3-player Dou Dizhu, each policy.
 """
 
