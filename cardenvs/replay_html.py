@@ -186,9 +186,15 @@ function render(){
   }
   if (lines.length) { res.className = "shown"; for (const t of lines) res.appendChild(el("div", "", t)); }
   document.getElementById("hidebtn").textContent = hide ? "show hands (h)" : "hide hands (h)";
-  const hash = "#step=" + cur + (hide ? "&hide=1&view=" + view : "");
-  if (location.hash !== hash) history.replaceState(null, "", hash);
+  // the URL follows the view a moment after the last change: browsers drop history updates
+  // made faster than a few a second (Chromium: 200 per 10 s), e.g. while an arrow key is held
+  clearTimeout(hashTimer);
+  hashTimer = setTimeout(() => {
+    const hash = "#step=" + cur + (hide ? "&hide=1&view=" + view : "");
+    if (location.hash !== hash) history.replaceState(null, "", hash);
+  }, 150);
 }
+let hashTimer = 0;
 function go(k){ cur = Math.max(0, Math.min(A.length, k)); render(); }
 function readHash(){
   const p = new URLSearchParams(location.hash.replace(/^#/, ""));

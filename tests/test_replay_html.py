@@ -21,6 +21,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import time
 from pathlib import Path
 
 import numpy as np
@@ -124,6 +125,15 @@ class Browser:
         for typ in ("keyDown", "keyUp"):
             self.send("Input.dispatchKeyEvent", self.session, type=typ, key=key, code=key,
                       windowsVirtualKeyCode=code)
+
+    def wait_for(self, expr: str, value, tries: int = 100) -> bool:
+        """Whether ``expr`` evaluates to ``value`` within ``tries`` polls 50 ms apart (for
+        what the page updates a moment after an event, such as the URL)."""
+        for _ in range(tries):
+            if self.eval(expr) == value:
+                return True
+            time.sleep(0.05)
+        return False
 
     def screenshot(self) -> bytes:
         return base64.b64decode(self.send("Page.captureScreenshot", self.session,
@@ -254,7 +264,8 @@ def test_viewer_steps_by_keyboard_and_shows_the_replay(browser, tmp_path, name, 
     browser.key(*HOME)
     browser.key("h", 72)
     dom = json.loads(browser.eval(READ))
-    assert dom["step"] == f"step 0 / {n_act}" and browser.eval("location.hash") == "#step=0&hide=1&view=0"
+    assert dom["step"] == f"step 0 / {n_act}"
+    assert browser.wait_for("location.hash", "#step=0&hide=1&view=0")  # set just after a change
     assert dom["seats"][0]["hand"] == frames[0][0][0]
     assert all(set(s["hand"]) <= {"▮"} for s in dom["seats"][1:])
     browser.key("h", 72)
