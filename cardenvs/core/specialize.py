@@ -80,20 +80,22 @@ def _has_cache_index(d) -> bool:
     return bool(path) and bool(glob.glob(os.path.join(path, f"{stem}.{d.py_func.__name__}-*.nbi")))
 
 
-def cache_dir() -> Path:
-    """Where the generated modules are written (see the module docstring)."""
+def cache_dir(kind: str = "engines") -> Path:
+    """Where cardenvs keeps what it builds once per machine, by ``kind`` (``"engines"``: the
+    generated modules; ``"tables"``: the play tables of :func:`cardenvs.core.table.cached`);
+    see the module docstring."""
     env = os.environ.get("CARDENVS_CACHE_DIR")
     if env:
-        return Path(env).expanduser() / "engines"
+        return Path(env).expanduser() / kind
     local = _PACKAGE / "__pycache__"
     try:
         local.mkdir(exist_ok=True)
         if os.access(local, os.W_OK):
-            return local / "engines"
+            return local / kind
     except OSError:
         pass
     base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    return Path(base) / "cardenvs" / "engines"
+    return Path(base) / "cardenvs" / kind
 
 
 def _fingerprint(extra_files, extra_text: str = "") -> str:

@@ -20,7 +20,6 @@ Rules-variant statement (defaults first):
 
 from __future__ import annotations
 
-from functools import lru_cache
 
 import numpy as np
 from numba import njit
@@ -41,7 +40,7 @@ from ..core.state import (
     is_legal_bid, is_legal_play, kitty_off, legal_bids, legal_play_rows, log_action, log_off,
     play_action, played_off, settle_one_vs_rest, start_play_phase,
 )
-from ..core.table import Table
+from ..core.table import Table, cached
 from ..core.validate import CardRegion, StateField
 
 ORDER = "3456789TJQKA2BR"
@@ -353,7 +352,7 @@ def encode_reference(s, seat, tab, o, off, out):
 PRESETS = ("seed", "douzero", "rlcard")
 
 
-@lru_cache(maxsize=None)
+@cached
 def play_table(n_players: int = 3, preset: str = "seed") -> Table:
     """The (cached) play table of an option set."""
     from .doudizhu_presets import preset_plays

@@ -76,7 +76,6 @@ plays are ``PLAYED - jokers + stood-for``.
 
 from __future__ import annotations
 
-from functools import lru_cache
 from typing import Optional
 
 import numpy as np
@@ -94,7 +93,7 @@ from ..core.state import (
     PHASE, PLAYS0, P_DONE, P_PLAY, REW0, RNG, WINNER, hand_off, kitty_off, log_action,
     played_off, start_play_phase, state_size, AUX0,
 )
-from ..core.table import Table
+from ..core.table import Table, cached
 from ..core.validate import StateField
 from ..core.wild import (
     WildPlay, WildRows, find_wild, format_wild, gen_legal_wild, sort_wild, wild_rows,
@@ -169,7 +168,7 @@ def combo_rules(rank_order: str = "standard", *, allow_trio_single: bool = False
         rocket_low=True, wilds=2, joker_singles=False, max_cards=HAND)
 
 
-@lru_cache(maxsize=None)
+@cached
 def play_table(rank_order: str = "standard", allow_trio_single: bool = False,
                min_pair_chain: int = 2) -> Table:
     """The (cached) play table of an option set."""

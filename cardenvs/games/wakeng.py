@@ -37,7 +37,6 @@ Rules-variant statement (defaults first):
 from __future__ import annotations
 
 from dataclasses import replace
-from functools import lru_cache
 
 import numpy as np
 from numba import njit
@@ -57,7 +56,7 @@ from ..core.state import (
     is_legal_play, kitty_off, legal_bids, legal_play_rows, log_action, play_action, played_off,
     settle_one_vs_rest, start_play_phase, state_size,
 )
-from ..core.table import Table
+from ..core.table import Table, cached
 from ..core.validate import CardRegion, StateField
 from ..core.options import check_bool, check_choice, check_int
 
@@ -118,7 +117,7 @@ def wakeng_plays(rules: ComboRules, bombs: bool = True) -> list:
     return [replace(p, bomb_power=0, doubles=0) if p.family == BOMB else p for p in plays]
 
 
-@lru_cache(maxsize=None)
+@cached
 def play_table(bombs: bool = True, min_straight: int = 5, min_pair_chain: int = 3,
                min_airplane: int = 2) -> Table:
     """The (cached) play table of an option set."""

@@ -84,7 +84,6 @@ from __future__ import annotations
 
 import re
 from dataclasses import replace
-from functools import lru_cache
 from typing import Optional, Sequence
 
 import numpy as np
@@ -104,7 +103,7 @@ from ..core.state import (
     AUX0, BID, BIDDER, BIDS0, CUR, FIRST, LANDLORD, LAST_ROW, LAST_SEAT, NDOUBLE, NLOG, NPASS,
     NREDEAL, PHASE, PLAYS0, P_DONE, P_PLAY, REW0, RNG, WINNER, hand_off, kitty_off, log_action, played_off, start_play_phase, state_size,
 )
-from ..core.table import Table
+from ..core.table import Table, cached
 from ..core.validate import StateField
 from ..core.wild import (
     WildRows, find_wild, format_wild, parse_wild, popcount, sort_wild, wild_count, wild_rows,
@@ -196,7 +195,7 @@ def wulong_plays(rules: ComboRules, joker_order: str = "big_over_small") -> list
     return [replace(p, key=JB) if p.family == SINGLE and p.key == JR else p for p in plays]
 
 
-@lru_cache(maxsize=None)
+@cached
 def play_table(wild_jokers: str = "both", joker_order: str = "big_over_small") -> Table:
     """The (cached) play table of an option set."""
     rules = combo_rules(wild_jokers)
