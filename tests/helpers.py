@@ -21,3 +21,21 @@ def random_positions(game, n_games: int, seed: int):
                 out.append((obs, buf[:k].copy()))
             game.step(s, int(buf[rng.integers(k)]))
     return out
+
+
+def stop_with_sigterm(proc, out) -> dict:
+    """SIGTERM a trainer subprocess (``train.dmc`` / ``train.improve`` writing to ``out``):
+    it must exit with 128 + SIGTERM, say so without a traceback, and leave a checkpoint
+    holding at least one update, which is returned."""
+    import signal
+
+    import torch
+
+    proc.send_signal(signal.SIGTERM)
+    rc = proc.wait(timeout=60)
+    err = proc.stderr.read()
+    assert rc == 128 + signal.SIGTERM, err[-2000:]
+    assert "stopped by SIGTERM" in err and "Traceback" not in err
+    ck = torch.load(out / "checkpoint.pt", map_location="cpu", weights_only=False)
+    assert ck["counters"]["updates"] >= 1
+    return ck
