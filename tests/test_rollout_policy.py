@@ -17,26 +17,15 @@ from cardenvs.core.state import CUR, PHASE, P_DONE, REW0
 from cardenvs.vector import VectorGame, rollout_streams
 
 from agents.search import RolloutAgent
+from helpers import random_decisions
 
 GAMES = list(cardenvs.GAMES)
 
 
 def positions(game, n_games: int, seed: int, every: int = 7):
     """Mid-game states of random games (every ``every``-th decision, all phases)."""
-    rng = np.random.default_rng(seed)
-    s = game.new_state()
-    buf = np.empty(game.n_actions, np.int64)
-    out = []
-    for _ in range(n_games):
-        game.reset(s, int(rng.integers(2**62)))
-        d = 0
-        while not game.done(s):
-            if d % every == 0:
-                out.append(s.copy())
-            k = game.legal(s, buf)
-            game.step(s, int(buf[rng.integers(k)]))
-            d += 1
-    return np.array(out)
+    return np.array([s.copy() for s, _, d in random_decisions(game, n_games, seed)
+                     if d % every == 0])
 
 
 def replay(game, state, choose):
