@@ -25,7 +25,8 @@ state), so the agent also runs on the batched engine.  The agent is deterministi
 
 Strength thresholds for bidding are quantiles of the strength of random hands of the game,
 computed once per game with a fixed seed (so a bid of 1 means "better than about 55% of the
-hands", 2 "better than 75%", 3 "better than 90%").
+hands", 2 "better than 75%", 3 "better than 90%"); Wakeng bids instead by an estimate of
+its chance to win as the digger, calibrated by play-outs (:class:`WakengPart`).
 """
 
 from __future__ import annotations
@@ -513,14 +514,48 @@ class DouDizhuPart(GamePart):
 
 
 class WakengPart(GamePart):
-    """挖坑: bid by strength, bury the cards that leave the best plan (keeping diamonds when
-    another card of the rank will do), play open only with a hand that is nearly finished."""
+    """挖坑: bid by the estimated chance of winning as the digger, bury the cards that leave
+    the best plan (keeping diamonds when another card of the rank will do), play open only
+    with a hand that is nearly finished.
+
+    *Bidding.*  The chance that the agent wins a deal as the digger is estimated from the
+    strength of its 16 dealt cards (:meth:`RulesAgent.strength`) by a logistic fit
+    (:attr:`DIG_LOGIT`) to 9,000 play-outs: 3,000 deals, each played out by the agent at every
+    seat with each seat in turn forced to dig (``python -m benchmarks.wakeng_bidding``).  The
+    digger won 77% of them: 52% with the weakest 5% of hands (strength below -3), 89% with
+    the strongest 9% (above 2).  Because the score is proportional to the bid and the auction
+    has one round, replaying every auction from these play-outs showed that the bids 1 and 2
+    never pay: the best bidding bids 3 as soon as the estimated chance reaches a threshold
+    and passes below it (:attr:`BID_WIN_P`, the chance each bid level needs).  With the
+    threshold at 0.6 the agent digs with about 95% of hands; it scored within 0.4 per deal
+    of the best policy tried against every bidding tried (digging always, at 0.5, 0.7 and
+    0.75, and the former quantile bidding, which dug far too rarely: at the 90% quantile of
+    strength for a 3; +33 per deal in the replayed duplicate comparison), in play-outs
+    against the ``rules`` farmers and against the shipped ``trained`` farmers alike.
+    """
 
     solo_field = "digger"
     size_norm = 20
+    #: the digger's chance of winning as ``sigmoid(a + b * strength)`` (fit to rules-agent
+    #: play-outs, see the class docstring)
+    DIG_LOGIT = (1.34, 0.309)
+    #: the estimated chance of winning as the digger that bids 1, 2 and 3 need
+    BID_WIN_P = (0.6, 0.6, 0.6)
 
     def dealt_size(self) -> int:
         return 16
+
+    def win_probability(self, agent, hand: np.ndarray) -> float:
+        """Estimated chance of winning the deal as the digger with the dealt ``hand``."""
+        a, b = self.DIG_LOGIT
+        return float(1.0 / (1.0 + np.exp(-(a + b * self.strength(agent, hand)))))
+
+    def bid_levels(self, agent) -> np.ndarray:
+        """Strength thresholds of bids 1, 2, 3: where the estimated win chance reaches
+        :attr:`BID_WIN_P`."""
+        a, b = self.DIG_LOGIT
+        p = np.asarray(self.BID_WIN_P, np.float64)
+        return (np.log(p / (1.0 - p)) - a) / b
 
     def decide(self, agent, obs, legal):
         g = self.game
@@ -530,8 +565,9 @@ class WakengPart(GamePart):
         if ((legal >= b["bury"][0]) & (legal < b["bury"][1])).any():
             return self._bury(agent, obs, legal)
         if ((legal >= b["open"][0]) & (legal < b["open"][1])).any():
+            # 明牌 doubles the stake: only with a hand far above the 90% quantile of strength
             hand = self.hand(obs)
-            sure = self.strength(agent, hand) >= self.bid_levels(agent)[-1] + 2.0
+            sure = self.strength(agent, hand) >= agent.bid_thresholds(self.dealt_size())[-1] + 2.0
             return b["open"][0] + (1 if sure else 0)
         return None
 
