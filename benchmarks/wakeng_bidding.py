@@ -5,6 +5,7 @@ Usage (from the repository root)::
     python -m benchmarks.wakeng_bidding collect --deals 1500 --out runs/wakeng_bids.npz
     python -m benchmarks.wakeng_bidding fit runs/wakeng_bids.npz
     python -m benchmarks.wakeng_bidding arena --deals 1000      # new rules vs the old bidding
+    python -m benchmarks.wakeng_bidding arena --agents trained,old_rules --deals 500
 
 * ``collect``: for each deal and each seat ``d``, the auction is forced so that ``d`` digs at
   bid 1 (seats before it pass, it bids 1, the rest pass) and the deal is played out by the
@@ -199,13 +200,13 @@ def fit(data: dict, old_th) -> dict:
     return {"thresholds": [float(t) for t in th], "vs_old": a, "old_vs_new": b}
 
 
-def arena(deals: int, seed: int = 0) -> dict:
+def arena(deals: int, seed: int = 0, agents: str = "rules,old_rules") -> dict:
     from agents import register_agent
     from cardenvs.arena import format_results, run_arena
 
     register_agent("old_rules", "benchmarks.wakeng_bidding:OldRulesAgent")
     t0 = time.time()
-    res = run_arena("wakeng", "rules,old_rules", deals, seed=seed, progress=True)
+    res = run_arena("wakeng", agents, deals, seed=seed, progress=True)
     print(format_results(res))
     print(f"wall time {time.time() - t0:.0f} s")
     return res
@@ -224,6 +225,8 @@ def main(argv=None) -> int:
     a = sub.add_parser("arena")
     a.add_argument("--deals", type=int, default=1000)
     a.add_argument("--seed", type=int, default=0)
+    a.add_argument("--agents", default="rules,old_rules",
+                   help="agents (old_rules: the former Wakeng bidding)")
     args = p.parse_args(argv)
     if args.cmd == "collect":
         import os
@@ -242,7 +245,7 @@ def main(argv=None) -> int:
         print(f"old thresholds (55/75/90% quantiles): {np.round(old, 2).tolist()}")
         print(json.dumps(fit(data, old)))
     else:
-        arena(args.deals, args.seed)
+        arena(args.deals, args.seed, args.agents)
     return 0
 
 
