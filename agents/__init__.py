@@ -16,6 +16,9 @@ rollout  the numba rollout policy of :mod:`cardenvs.core.policy` as a player
          (:class:`agents.search.RolloutAgent`; reads ``info["state"]``)
 search   PIMC: sampled worlds, candidates scored by batched rollouts of the rollout policy
          (:class:`agents.search.SearchAgent`; reads ``info["state"]``)
+trained+ ``trained+search``: PIMC guided by a ``trained`` network (its best actions join
+search  the candidates; its move is kept unless search finds one clearly better;
+         :class:`agents.exit.ExitSearchAgent`; ``trained+search:PATH`` for your weights)
 ======== =====================================================================================
 
 A name may carry an argument after ``:``: ``make_agent("trained:runs/wakeng.npz", game)``
@@ -41,7 +44,11 @@ AGENTS: dict[str, str] = {
     "trained": ".trained:TrainedAgent",
     "rollout": ".search:RolloutAgent",
     "search": ".search:SearchAgent",
+    "trained+search": ".exit:ExitSearchAgent",
 }
+
+#: agents whose ``:ARGUMENT`` is the path of a weight file
+WEIGHTS_ARGUMENT = ("trained", "trained+search")
 
 
 def register_agent(name: str, target: str) -> None:
@@ -88,9 +95,9 @@ def _argument_kwargs(spec: str) -> dict:
     name, arg = split_spec(spec)
     if arg is None:
         return {}
-    if name != "trained":
+    if name not in WEIGHTS_ARGUMENT:
         raise ValueError(f"agent {spec!r}: only 'trained' takes an argument "
-                         f"(trained:path/to/weights.npz)")
+                         f"(trained:path/to/weights.npz; trained+search:PATH too)")
     if not os.path.isfile(arg):
         raise ValueError(f"agent {spec!r}: no weight file {arg!r}")
     return {"weights": arg}

@@ -1,0 +1,565 @@
+"""Expert iteration (ExIt) for every cardenvs game: a Q network learns from PIMC search, then
+guides the search that labels its next data.
+
+Each **iteration**:
+
+1. **Expert self-play.**  ``--games`` deals are played with the expert at every seat: the
+   ``trained+search`` agent (:class:`agents.exit.ExitSearchAgent`) over the current network,
+   i.e. PIMC (:class:`agents.search.SearchAgent`: sampled worlds, batched numba rollouts of
+   the rollout policy) whose candidates are the rollout policy's best ``--candidates``
+   actions plus the network's best ``--net-candidates``.  The expert plays the candidate of
+   best mean rollout return (``--explore``: a random candidate instead, now and then).
+   Every decision with two or more candidates is stored: the observation of the seat to move,
+   the candidates with their mean rollout returns (the **policy targets**), the action played
+   and the seat's return from that decision to the end of the deal (the **value target**), and
+   one legal action the search did not consider.
+2. **Learning.**  ``--updates`` Adam steps on batches from the latest ``--buffer`` decisions:
+   ``Q(obs, candidate)`` regresses on the candidate's search value and ``Q(obs, played)`` on
+   the return (weight ``--value-weight``); the **policy loss** (weight ``--policy-weight``) is
+   the cross-entropy of ``softmax(Q / T)`` over the candidates and the left-out action against
+   ``softmax(search value / T)`` over the candidates (``--temperature`` T; the left-out action
+   gets probability 0, so the greedy network does not pick actions the search never rated).
+   Targets are scaled by ``reward_scale`` (``auto``: one over the mean absolute return of
+   random play, as in :mod:`train.dmc`).
+3. The network is written as ``OUT/GAME.npz`` (the :mod:`agents.trained` format: numpy
+   inference, ``trained:OUT/GAME.npz``; ``trained+search:OUT/GAME.npz`` plays it guiding the
+   search) and the expert of the next iteration uses it.
+
+**Evaluation**: every ``--eval-minutes`` the greedy network alone plays ``--eval-deals``
+duplicate deals against each ``--eval-agents`` agent (:func:`train.dmc.duplicate_returns`);
+``eval.csv`` and ``eval.png`` hold the learning curve (score with 95% CIs over training time).
+
+**Stopping**: ``--minutes`` bounds the session, evaluations included; SIGTERM / Ctrl-C finish
+the current decision, then write the checkpoint and the weights (exit status 128 + signal);
+``--resume`` continues from ``OUT/checkpoint.pt`` and ``OUT/buffer.npz`` (the deal in
+progress is dropped; ``eval.csv`` rows after the checkpoint are removed).
+
+Run ``python -m train.exit GAME --minutes 10 --out runs/exit_GAME``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import time
+from dataclasses import asdict, dataclass
+from typing import Any, Optional, Sequence
+
+import numpy as np
+import torch
+from torch.nn import functional as F
+
+from cardenvs.arena import agents_module
+
+from .dmc import (
+    QNet, StopSignals, Stopped, TorchPolicy, _append_csv, duplicate_returns, export_weights,
+    make_eval_agent, plot_eval, random_return_scale, run_parser, summarize, truncate_csv,
+)
+
+_SEED_MAX = 2**62
+#: candidates stored per decision (more are cut; searches rarely score more than ~12)
+MAX_CANDS = 24
+
+
+@dataclass
+class ExitConfig:
+    """Every setting of an expert-iteration run (stored in the checkpoint)."""
+
+    game: str
+    options: Optional[dict] = None
+    out: str = "runs/exit"
+    minutes: float = 10.0
+    seed: int = 0
+    hidden: tuple = (256, 256, 128)
+    lr: float = 1e-3
+    batch: int = 256
+    rollouts: int = 160
+    candidates: int = 5
+    net_candidates: int = 3
+    games: int = 4
+    updates: int = 40
+    buffer: int = 20000
+    value_weight: float = 0.2
+    policy_weight: float = 1.0
+    temperature: float = 0.1
+    explore: float = 0.1
+    reward_scale: Any = "auto"
+    eval_agents: tuple = ("rules", "random")
+    eval_deals: int = 50
+    eval_minutes: Optional[float] = None
+    threads: int = 1
+    max_iterations: int = 0
+    progress: bool = True
+
+    def eval_interval_s(self) -> float:
+        if self.eval_minutes is not None:
+            return 60.0 * self.eval_minutes
+        return 60.0 * min(15.0, max(0.5, self.minutes / 5.0))
+
+
+def _check(cfg: ExitConfig) -> None:
+    from cardenvs.api import GAMES
+
+    if cfg.game not in GAMES:
+        raise ValueError(f"unknown game {cfg.game!r}; known games: {', '.join(GAMES)}")
+    for name in ("batch", "rollouts", "candidates", "games", "buffer"):
+        v = getattr(cfg, name)
+        if isinstance(v, bool) or not isinstance(v, int) or v < 1:
+            raise ValueError(f"{name} must be a positive int, got {v!r}")
+    for name in ("net_candidates", "updates", "max_iterations", "eval_deals"):
+        v = getattr(cfg, name)
+        if isinstance(v, bool) or not isinstance(v, int) or v < 0:
+            raise ValueError(f"{name} must be an int >= 0, got {v!r}")
+    if not cfg.hidden or any(int(h) < 1 for h in cfg.hidden):
+        raise ValueError(f"hidden sizes must be positive ints, got {cfg.hidden!r}")
+    if not 0.0 <= cfg.explore <= 1.0:
+        raise ValueError(f"explore must lie in [0, 1], got {cfg.explore!r}")
+    if cfg.minutes < 0 or cfg.lr <= 0 or cfg.value_weight < 0 or cfg.policy_weight < 0:
+        raise ValueError("minutes, value_weight and policy_weight must be >= 0 and lr > 0")
+    if not cfg.temperature > 0:
+        raise ValueError(f"temperature must be > 0, got {cfg.temperature!r}")
+    if cfg.reward_scale != "auto" and not float(cfg.reward_scale) > 0:
+        raise ValueError(f"reward_scale must be 'auto' or a positive number, got "
+                         f"{cfg.reward_scale!r}")
+
+
+class Buffer:
+    """Ring buffer of searched decisions (numpy arrays; saved with the checkpoint)."""
+
+    FIELDS = ("obs", "cands", "vals", "played", "ret", "neg")
+
+    def __init__(self, size: int, obs_dim: int):
+        self.size = size
+        self.obs = np.zeros((size, obs_dim), np.float16)
+        self.cands = np.full((size, MAX_CANDS), -1, np.int64)
+        self.vals = np.zeros((size, MAX_CANDS), np.float32)
+        self.played = np.zeros(size, np.int64)
+        self.ret = np.zeros(size, np.float32)
+        self.neg = np.full(size, -1, np.int64)
+        self.n = 0  # rows filled
+        self.head = 0  # next row to write
+
+    def add(self, obs, cands, vals, played, ret, neg) -> None:
+        i = self.head
+        c = min(len(cands), MAX_CANDS)
+        self.obs[i] = obs
+        self.cands[i] = -1
+        self.cands[i, :c] = cands[:c]
+        self.vals[i] = 0.0
+        self.vals[i, :c] = vals[:c]
+        self.played[i], self.ret[i], self.neg[i] = played, ret, neg
+        self.head = (i + 1) % self.size
+        self.n = min(self.n + 1, self.size)
+
+    def sample(self, rng: np.random.Generator, B: int) -> np.ndarray:
+        return rng.integers(self.n, size=min(B, self.n))
+
+    def save(self, path: str) -> None:
+        tmp = path + ".tmp.npz"
+        np.savez(tmp, n=self.n, head=self.head, **{k: getattr(self, k) for k in self.FIELDS})
+        os.replace(tmp, path)
+
+    def load(self, path: str) -> None:
+        with np.load(path) as z:
+            if z["obs"].shape != self.obs.shape:
+                raise ValueError(f"{path!r} holds a buffer of shape {z['obs'].shape}, the run "
+                                 f"expects {self.obs.shape} (same --buffer and game?)")
+            for k in self.FIELDS:
+                getattr(self, k)[:] = z[k]
+            self.n, self.head = int(z["n"]), int(z["head"])
+
+
+class ExIt:
+    """The expert-iteration learner (module docstring).
+
+    Args:
+        cfg: the settings.
+        resume: continue from ``cfg.out``'s checkpoint (``ValueError`` when there is none).
+    """
+
+    def __init__(self, cfg: ExitConfig, resume: bool = False):
+        from cardenvs.api import make_game
+
+        ExitSearchAgent = agents_module("exit").ExitSearchAgent
+
+        if cfg.options is None:
+            cfg.options = {}
+        _check(cfg)
+        torch.set_num_threads(max(1, int(cfg.threads)))
+        self.cfg = cfg
+        self.game = make_game(cfg.game, **cfg.options)
+        g = self.game
+        self.obs_dim = g.layout.size
+        self.feat_dim = g.action_features(np.zeros(1, np.int64)).shape[1]
+        self.rng = np.random.default_rng(cfg.seed)
+        torch.manual_seed(cfg.seed)
+        self.net = QNet(self.obs_dim, self.feat_dim, cfg.hidden)
+        self.opt = torch.optim.Adam(self.net.parameters(), lr=cfg.lr)
+        self.buffer = Buffer(cfg.buffer, self.obs_dim)
+        self.counters = {"iterations": 0, "games": 0, "decisions": 0, "updates": 0,
+                         "train_s": 0.0}
+        self.eval_history: list[dict] = []
+        self.loss = float("nan")
+        self._eval_s = 0.0
+        self._stop: Optional[StopSignals] = None
+        os.makedirs(cfg.out, exist_ok=True)
+        if resume:
+            self._load()
+        else:
+            self.scale = (random_return_scale(g, np.random.default_rng(cfg.seed + 1))
+                          if cfg.reward_scale == "auto" else float(cfg.reward_scale))
+        self.policy = TorchPolicy(g, self.net, torch.device("cpu"))
+        self.export()
+        self.expert = ExitSearchAgent(g, seed=int(self.rng.integers(_SEED_MAX)),
+                                      weights=self.weights_path, margin=None, record=True,
+                                      rollouts=cfg.rollouts, max_candidates=cfg.candidates,
+                                      net_candidates=cfg.net_candidates)
+
+    # -- files ---------------------------------------------------------------------------------
+    @property
+    def ckpt_path(self) -> str:
+        return os.path.join(self.cfg.out, "checkpoint.pt")
+
+    @property
+    def weights_path(self) -> str:
+        return os.path.join(self.cfg.out, f"{self.cfg.game}.npz")
+
+    def meta(self) -> dict:
+        return {"game": self.cfg.game, "options": self.cfg.options, "reward_scale": self.scale,
+                "trainer": "exit", "seed": self.cfg.seed, "rollouts": self.cfg.rollouts,
+                "train_minutes": round(self.counters["train_s"] / 60, 2),
+                "decisions": self.counters["decisions"], "updates": self.counters["updates"],
+                "iterations": self.counters["iterations"]}
+
+    def export(self, path: Optional[str] = None) -> str:
+        path = path or self.weights_path
+        export_weights(self.net, path, self.meta())
+        return path
+
+    def save_checkpoint(self) -> str:
+        self.buffer.save(os.path.join(self.cfg.out, "buffer.npz"))
+        ck = {"cfg": asdict(self.cfg), "net": self.net.state_dict(), "opt": self.opt.state_dict(),
+              "counters": dict(self.counters), "scale": self.scale,
+              "rng": self.rng.bit_generator.state, "eval_history": self.eval_history,
+              "expert_rng": getattr(self, "expert", None) and self.expert.rng.bit_generator.state}
+        tmp = self.ckpt_path + ".tmp"
+        torch.save(ck, tmp)
+        os.replace(tmp, self.ckpt_path)
+        return self.ckpt_path
+
+    def _load(self) -> None:
+        if not os.path.exists(self.ckpt_path):
+            raise ValueError(f"nothing to resume: no checkpoint at {self.ckpt_path}")
+        ck = torch.load(self.ckpt_path, map_location="cpu", weights_only=False)
+        if ck["cfg"]["game"] != self.cfg.game or tuple(ck["cfg"]["hidden"]) != tuple(self.cfg.hidden):
+            raise ValueError(f"{self.ckpt_path} is a run of {ck['cfg']['game']} with hidden "
+                             f"{tuple(ck['cfg']['hidden'])}; this run is {self.cfg.game} with "
+                             f"{tuple(self.cfg.hidden)}")
+        self.net.load_state_dict(ck["net"])
+        self.opt.load_state_dict(ck["opt"])
+        self.counters = dict(ck["counters"])
+        self.scale = float(ck["scale"])
+        self.rng.bit_generator.state = ck["rng"]
+        self.eval_history = list(ck["eval_history"])
+        self._expert_rng = ck.get("expert_rng")
+        self.buffer.load(os.path.join(self.cfg.out, "buffer.npz"))
+        truncate_csv(os.path.join(self.cfg.out, "eval.csv"), "train_s", self.counters["train_s"])
+        truncate_csv(os.path.join(self.cfg.out, "log.csv"), "train_s", self.counters["train_s"])
+
+    # -- expert self-play ------------------------------------------------------------------------
+    def play_game(self, stop: Optional[StopSignals] = None) -> int:
+        """One expert self-play deal into the buffer; the number of decisions stored (0 when a
+        stop signal cut the deal short: nothing of it is kept)."""
+        g, rng, ex = self.game, self.rng, self.expert
+        s = g.new_state()
+        deal = int(rng.integers(_SEED_MAX))
+        g.reset(s, deal)
+        actions = []
+        buf = np.empty(g.n_actions + 1, np.int64)
+        obs = np.zeros(self.obs_dim, np.float32)
+        rows = []  # (obs, cands, vals, played, seat, step index, neg)
+        rewards = []
+        while not g.done(s):
+            if stop is not None and stop.signum is not None:
+                return 0
+            k = g.legal(s, buf)
+            legal = buf[:k].copy()
+            seat = g.current(s)
+            if k == 1:
+                a = int(legal[0])
+            else:
+                a = ex.act_state(s.copy(), legal)
+                if ex.last is not None:
+                    cands, vals = ex.last
+                    if rng.random() < self.cfg.explore:
+                        a = int(cands[rng.integers(len(cands))])
+                    out = legal[~np.isin(legal, cands)]
+                    neg = int(out[rng.integers(len(out))]) if out.size else -1
+                    g.encode(s, seat, obs)
+                    rows.append((obs.copy(), cands, vals, a, seat, len(rewards), neg))
+            g.step(s, a)
+            actions.append(a)
+            rewards.append(np.asarray(g.rewards(s), np.float64).copy())
+        # the seat's return from each decision on (the step's own reward included)
+        R = np.cumsum(np.stack(rewards)[::-1], axis=0)[::-1]
+        sc = self.scale
+        for o, cands, vals, a, seat, t, neg in rows:
+            self.buffer.add(o, cands, vals * sc, a, R[t, seat] * sc, neg)
+        self.counters["games"] += 1
+        self.counters["decisions"] += len(rows)
+        #: the latest deal: its seed, every action and the step of each stored decision
+        self.last_game = {"seed": deal, "actions": actions, "steps": [r[5] for r in rows],
+                          "seats": [r[4] for r in rows]}
+        return len(rows)
+
+    # -- learning --------------------------------------------------------------------------------
+    def update(self) -> float:
+        """One Adam step on a batch from the buffer; returns the loss."""
+        b = self.buffer
+        idx = b.sample(self.rng, self.cfg.batch)
+        cands = b.cands[idx]
+        valid = cands >= 0
+        B = len(idx)
+        rows_c, cols_c = np.nonzero(valid)
+        ids_c = cands[rows_c, cols_c]
+        tgt_c = b.vals[idx][rows_c, cols_c]
+        has_neg = b.neg[idx] >= 0
+        rows_n = np.flatnonzero(has_neg)
+        ids = np.concatenate([ids_c, b.played[idx], b.neg[idx][rows_n]])
+        owner = np.concatenate([rows_c, np.arange(B), rows_n])
+        feats = torch.from_numpy(self.game.action_features(ids))
+        obs = torch.from_numpy(b.obs[idx].astype(np.float32))
+        q = self.net(obs, feats, torch.from_numpy(owner))
+        nc = len(ids_c)
+        q_c, q_p, q_n = q[:nc], q[nc:nc + B], q[nc + B:]
+        vals = torch.from_numpy(tgt_c)
+        # values: Q of every candidate on its search value, Q of the move played on the return
+        loss = F.mse_loss(q_c, vals)
+        loss = loss + self.cfg.value_weight * F.mse_loss(q_p, torch.from_numpy(b.ret[idx]))
+        # policy: softmax(Q / tau) over the candidates and the left-out action against
+        # softmax(search value / tau) over the candidates (the left-out action: 0)
+        tau = self.cfg.temperature
+        W = MAX_CANDS + 1
+        logits = torch.full((B, W), -1e9)
+        logits = logits.index_put((torch.from_numpy(rows_c), torch.from_numpy(cols_c)), q_c / tau)
+        if len(rows_n):
+            logits = logits.index_put((torch.from_numpy(rows_n),
+                                       torch.full((len(rows_n),), MAX_CANDS)), q_n / tau)
+        target = torch.full((B, W), -1e9)
+        target = target.index_put((torch.from_numpy(rows_c), torch.from_numpy(cols_c)), vals / tau)
+        p = torch.softmax(target, 1)
+        ce = -(p * torch.log_softmax(logits, 1)).sum(1).mean()
+        loss = loss + self.cfg.policy_weight * ce
+        self.opt.zero_grad()
+        loss.backward()
+        torch.nn.utils.clip_grad_norm_(self.net.parameters(), 10.0)
+        self.opt.step()
+        self.counters["updates"] += 1
+        return float(loss.detach())
+
+    # -- evaluation ------------------------------------------------------------------------------
+    def evaluate(self, deadline: Optional[float] = None) -> list[dict]:
+        """The greedy network alone against each ``eval_agents`` agent over ``eval_deals``
+        duplicate deals (fewer when ``deadline`` comes first; dropped on a stop signal)."""
+        cfg = self.cfg
+        if cfg.eval_deals <= 0:
+            return []
+        t0 = time.perf_counter()
+        seeds = np.random.default_rng(cfg.seed + 7919).integers(_SEED_MAX, size=cfg.eval_deals)
+        rows = []
+        self.net.eval()
+        try:
+            with self._stop.abortable() if self._stop is not None else _null():
+                for name in cfg.eval_agents:
+                    agent, reason = make_eval_agent(name, self.game, seed=cfg.seed + 17)
+                    if agent is None:
+                        print(f"[exit] evaluation against {name!r} skipped: {reason}",
+                              file=sys.stderr)
+                        continue
+                    parts = []
+                    chunk = max(1, min(25, len(seeds) // 2))
+                    for i in range(0, len(seeds), chunk):
+                        if deadline is not None and time.perf_counter() >= deadline:
+                            break
+                        parts.append(duplicate_returns(self.game, self.policy, agent,
+                                                       seeds[i:i + chunk]))
+                    if not parts:
+                        continue
+                    res = summarize(np.concatenate(parts))
+                    res.update(opponent=name, train_s=round(self.counters["train_s"], 1),
+                               iterations=self.counters["iterations"],
+                               decisions=self.counters["decisions"],
+                               updates=self.counters["updates"])
+                    rows.append(res)
+        except Stopped:
+            return []
+        finally:
+            self.net.train()
+        self._eval_s = time.perf_counter() - t0
+        self.eval_history.extend(rows)
+        _append_csv(os.path.join(cfg.out, "eval.csv"), rows)
+        plot_eval(self.eval_history, os.path.join(cfg.out, "eval.png"), f"{cfg.game} (ExIt)")
+        for r in rows:
+            print(f"[exit] {cfg.game} iteration {r['iterations']}, {r['train_s'] / 60:.1f} min: "
+                  f"network vs {r['opponent']} {r['score']:+.2f} ± {r['score_ci']:.2f} per deal "
+                  f"({r['deals']} deals), win rate {r['win_rate']:.2f}", flush=True)
+        return rows
+
+    # -- the loop --------------------------------------------------------------------------------
+    def run(self) -> dict:
+        """Iterate within ``cfg.minutes`` (module docstring); returns the counters, the final
+        evaluation, the files and ``"stopped"`` (the signal's name, or ``None``)."""
+        with StopSignals() as stop:
+            self._stop = stop
+            try:
+                return self._run(stop)
+            finally:
+                self._stop = None
+
+    def _run(self, stop: StopSignals) -> dict:
+        cfg = self.cfg
+        t_start = time.perf_counter()
+        deadline = t_start + 60.0 * cfg.minutes
+        if getattr(self, "_expert_rng", None):
+            self.expert.rng.bit_generator.state = self._expert_rng
+        with open(os.path.join(cfg.out, "config.json"), "w") as f:
+            json.dump(asdict(cfg), f, indent=1, default=str)
+        if not self.eval_history:
+            self.evaluate(deadline=t_start + 0.2 * 60.0 * cfg.minutes)
+        base_s = self.counters["train_s"]
+        t0 = last_eval = time.perf_counter()
+        iters0 = self.counters["iterations"]
+        evaluated_at = self.counters["updates"]
+        bar = None
+        if cfg.progress:
+            from tqdm import tqdm
+
+            bar = tqdm(total=int(60 * cfg.minutes), unit="s", desc=f"exit {cfg.game}",
+                       dynamic_ncols=True)
+        while stop.signum is None:
+            now = time.perf_counter()
+            reserve = 1.2 * self._eval_s + 2.0
+            if now >= deadline - reserve:
+                break
+            if cfg.max_iterations and self.counters["iterations"] - iters0 >= cfg.max_iterations:
+                break
+            dec0 = self.counters["decisions"]
+            for _ in range(cfg.games):
+                if stop.signum is not None or time.perf_counter() >= deadline - reserve:
+                    break
+                self.play_game(stop)
+            if stop.signum is not None:
+                break
+            t_play = time.perf_counter() - now
+            if self.buffer.n:
+                losses = [self.update() for _ in range(cfg.updates)]
+                self.loss = float(np.mean(losses)) if losses else self.loss
+            self.counters["iterations"] += 1
+            self.counters["train_s"] = base_s + (time.perf_counter() - t0)
+            self.export()
+            self.expert.set_weights(self.weights_path)
+            _append_csv(os.path.join(cfg.out, "log.csv"), [{
+                "iteration": self.counters["iterations"], "train_s": round(self.counters["train_s"], 1),
+                "games": self.counters["games"], "decisions": self.counters["decisions"],
+                "updates": self.counters["updates"], "loss": round(self.loss, 5),
+                "searched_dec_per_s": round((self.counters["decisions"] - dec0) / max(t_play, 1e-9), 1)}])
+            self.save_checkpoint()
+            if bar is not None:
+                bar.n = min(int(time.perf_counter() - t_start), bar.total)
+                bar.set_postfix(it=self.counters["iterations"], dec=self.counters["decisions"],
+                                loss=f"{self.loss:.4f}")
+                bar.refresh()
+            if (time.perf_counter() - last_eval >= cfg.eval_interval_s()
+                    and time.perf_counter() + 2 * reserve < deadline):
+                self.evaluate(deadline=deadline - reserve)
+                last_eval, evaluated_at = time.perf_counter(), self.counters["updates"]
+        if bar is not None:
+            bar.close()
+        self.counters["train_s"] = base_s + (time.perf_counter() - t0)
+        final = []
+        if stop.signum is None and self.counters["updates"] != evaluated_at:
+            final = self.evaluate(deadline=deadline - 1.0)
+        ckpt = self.save_checkpoint()
+        weights = self.export()
+        if stop.signum is not None:
+            print(f"[exit] stopped by {stop.name} after {self.counters['iterations']} iterations: "
+                  f"checkpoint {ckpt}, weights {weights}; continue with --resume",
+                  file=sys.stderr, flush=True)
+        return {"checkpoint": ckpt, "weights": weights, "eval": final, "stopped": stop.name,
+                "session_s": time.perf_counter() - t_start, **self.counters}
+
+
+class _null:
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        return False
+
+
+# ---------------------------------------------------------------------------------------------
+# command line
+# ---------------------------------------------------------------------------------------------
+def build_parser() -> argparse.ArgumentParser:
+    d = ExitConfig(game="")
+    p = run_parser("exit", __doc__, d.minutes, d.seed,
+                   covers="expert self-play, learning, evaluations, checkpoints and export")
+    p.add_argument("--hidden", default=",".join(map(str, d.hidden)), help="hidden layer sizes")
+    p.add_argument("--lr", type=float, default=d.lr)
+    p.add_argument("--batch", type=int, default=d.batch)
+    p.add_argument("--rollouts", type=int, default=d.rollouts, help="search rollouts per decision")
+    p.add_argument("--candidates", type=int, default=d.candidates,
+                   help="rollout-policy candidates per decision")
+    p.add_argument("--net-candidates", type=int, default=d.net_candidates,
+                   help="network-ranked candidates added per decision")
+    p.add_argument("--games", type=int, default=d.games, help="expert deals per iteration")
+    p.add_argument("--updates", type=int, default=d.updates, help="updates per iteration")
+    p.add_argument("--buffer", type=int, default=d.buffer, help="decisions kept for learning")
+    p.add_argument("--value-weight", type=float, default=d.value_weight,
+                   help="weight of the return regression of the move played")
+    p.add_argument("--policy-weight", type=float, default=d.policy_weight,
+                   help="weight of the cross-entropy against softmax(search values / T)")
+    p.add_argument("--temperature", type=float, default=d.temperature,
+                   help="T of the policy targets, in scaled return units")
+    p.add_argument("--explore", type=float, default=d.explore,
+                   help="chance of playing a random candidate instead of the search's choice")
+    p.add_argument("--reward-scale", default="auto")
+    p.add_argument("--eval-agents", default=",".join(d.eval_agents))
+    p.add_argument("--eval-deals", type=int, default=d.eval_deals)
+    p.add_argument("--eval-minutes", type=float, default=None)
+    p.add_argument("--threads", type=int, default=d.threads, help="torch threads")
+    p.add_argument("--max-iterations", type=int, default=0, help="stop after this many (0: no limit)")
+    p.add_argument("--no-progress", action="store_true")
+    return p
+
+
+def main(argv: Optional[Sequence[str]] = None) -> int:
+    a = build_parser().parse_args(argv)
+    cfg = ExitConfig(
+        game=a.game, options=dict(a.option), out=a.out or f"runs/exit_{a.game}",
+        minutes=a.minutes, seed=a.seed, hidden=tuple(int(h) for h in a.hidden.split(",") if h),
+        lr=a.lr, batch=a.batch, rollouts=a.rollouts, candidates=a.candidates,
+        net_candidates=a.net_candidates, games=a.games, updates=a.updates, buffer=a.buffer,
+        value_weight=a.value_weight, policy_weight=a.policy_weight,
+        temperature=a.temperature, explore=a.explore,
+        reward_scale=a.reward_scale if a.reward_scale == "auto" else float(a.reward_scale),
+        eval_agents=tuple(x for x in a.eval_agents.split(",") if x), eval_deals=a.eval_deals,
+        eval_minutes=a.eval_minutes, threads=a.threads, max_iterations=a.max_iterations,
+        progress=not a.no_progress)
+    try:
+        res = ExIt(cfg, resume=a.resume).run()
+    except ValueError as e:
+        print(f"python -m train.exit: {e}", file=sys.stderr)
+        return 2
+    print(json.dumps({k: v for k, v in res.items() if k != "eval"}, default=str))
+    if res["stopped"]:
+        import signal
+
+        return 128 + int(getattr(signal, res["stopped"]))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
