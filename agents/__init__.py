@@ -2,27 +2,28 @@
 
 ``make_agent(name, game, seed=...)`` builds an agent by registry name:
 
-======== =====================================================================================
-name     agent
-======== =====================================================================================
-random   uniform over the legal actions (:class:`agents.random_agent.RandomAgent`)
-rules    heuristic player from the rules pages (:class:`agents.rules.RulesAgent`)
-rlcard   RLCard's rule model ``doudizhu-rule-v1`` in our 3-player Dou Dizhu with
-         ``preset="rlcard"`` (:class:`agents.rlcard_agent.RLCardRuleAgent`; needs ``rlcard``)
-trained  a Q network shipped as small weights (``agents.trained``): per game either a
-         deep Monte-Carlo self-play policy (``train.dmc``) or the ``rules`` agent with the
-         network overriding its moves where it scores one clearly better (``train.improve``)
-rollout  the numba rollout policy of :mod:`cardenvs.core.policy` as a player
-         (:class:`agents.search.RolloutAgent`; reads ``info["state"]``)
-search   PIMC: sampled worlds, candidates scored by batched rollouts of the rollout policy
-         (:class:`agents.search.SearchAgent`; reads ``info["state"]``)
-trained+ ``trained+search``: PIMC guided by a ``trained`` network (its best actions join
-search  the candidates; its move is kept unless search finds one clearly better;
-         :class:`agents.exit.ExitSearchAgent`; ``trained+search:PATH`` for your weights)
-======== =====================================================================================
+============== =====================================================================================
+name           agent
+============== =====================================================================================
+random         uniform over the legal actions (:class:`agents.random_agent.RandomAgent`)
+rules          heuristic player from the rules pages (:class:`agents.rules.RulesAgent`)
+rlcard         RLCard's rule model ``doudizhu-rule-v1`` in our 3-player Dou Dizhu with
+               ``preset="rlcard"`` (:class:`agents.rlcard_agent.RLCardRuleAgent`; needs ``rlcard``)
+trained        a Q network shipped as small weights (``agents.trained``): per game either a
+               deep Monte-Carlo self-play policy (``train.dmc``) or the ``rules`` agent with the
+               network overriding its moves where it scores one clearly better (``train.improve``)
+rollout        the numba rollout policy of :mod:`cardenvs.core.policy` as a player
+               (:class:`agents.search.RolloutAgent`; reads ``info["state"]``)
+search         PIMC: sampled worlds, candidates scored by batched rollouts of the rollout policy
+               (:class:`agents.search.SearchAgent`; reads ``info["state"]``)
+trained+search PIMC guided by a ``trained`` network (its best actions join the candidates;
+               its move is kept unless search finds one clearly better;
+               :class:`agents.exit.ExitSearchAgent`; ``trained+search:PATH`` for your weights)
+============== =====================================================================================
 
 A name may carry an argument after ``:``: ``make_agent("trained:runs/wakeng.npz", game)``
-plays your own weights (``train.dmc`` / ``train.improve`` output) instead of the shipped ones.
+(or ``trained+search:...``) plays your own weights (``train.dmc`` / ``train.improve`` /
+``train.exit`` output) instead of the shipped ones.
 
 Entries are ``"module:Class"`` strings imported on first use, so optional dependencies
 (rlcard) load only when their agent is asked for; :func:`register_agent` adds more.
