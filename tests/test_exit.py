@@ -161,3 +161,25 @@ def test_trained_search_agent_plays_pickles_and_takes_weights(tmp_path):
     with pytest.raises(ValueError, match="net_candidates"):
         ExitSearchAgent(g, weights=path, net_candidates=-1)
     assert QNetwork(path).meta["game"] == "wakeng"
+
+
+@pytest.mark.parametrize("game_name", ["doudizhu", "wakeng"])
+def test_trained_search_never_leaves_the_network_move_under_a_huge_margin(game_name):
+    g = make_game(game_name)
+    stubborn = ExitSearchAgent(g, seed=0, margin=1e9, rollouts=48)  # the shipped weights
+    net = make_agent("trained", g)
+    s = g.new_state()
+    g.reset(s, 5)
+    buf = np.empty(g.n_actions + 1, np.int64)
+    obs = np.zeros(g.layout.size, np.float32)
+    for _ in range(15):  # the first decisions of a deal
+        k = g.legal(s, buf)
+        legal = buf[:k].copy()
+        act = stubborn.act(None, legal, {"state": s.copy()})
+        g.encode(s, g.current(s), obs)
+        mask = np.zeros(g.n_actions, np.int8)
+        mask[legal] = 1
+        assert act == net.act({"observation": obs, "action_mask": mask}, legal)
+        g.step(s, act)
+        if g.done(s):
+            break
