@@ -714,10 +714,11 @@ def write_results(res: dict, out_dir) -> tuple[Path, Optional[Path]]:
 
 
 def _errbar(values: np.ndarray, cis) -> np.ndarray:
-    """``yerr`` of matplotlib from means and ``[low, high]`` intervals (nan -> no bar)."""
+    """``yerr`` of matplotlib from means and ``[low, high]`` intervals (nan -> no bar; a mean
+    a rounding step outside its interval, as when every game scored the same, -> no bar)."""
     lo = np.array([c[0] for c in cis], np.float64)
     hi = np.array([c[1] for c in cis], np.float64)
-    return np.nan_to_num(np.vstack([values - lo, hi - values]))
+    return np.maximum(np.nan_to_num(np.vstack([values - lo, hi - values])), 0.0)
 
 
 def plot_results(res: dict, plt):

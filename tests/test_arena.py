@@ -362,3 +362,13 @@ def test_parse_move_readings_and_errors():
         parse_move(g, "33", legal)
     with pytest.raises(ValueError, match="bid 2' is not legal now"):
         parse_move(g, "bid 2", legal)
+
+
+def test_errbar_is_never_negative():
+    from cardenvs.arena import _errbar
+
+    # a mean that rounding puts just outside its interval (every game scored the same)
+    m, lo, hi = mean_ci([0.1] * 6)
+    bars = _errbar(np.array([0.1, 2.0, 1.0]), [(lo, hi), (1.0, 4.0), (math.nan, math.nan)])
+    assert (bars >= 0).all() and bars[:, 0].max() < 1e-12
+    assert bars[:, 1].tolist() == [1.0, 2.0] and bars[:, 2].tolist() == [0.0, 0.0]
