@@ -183,3 +183,15 @@ def test_trained_search_never_leaves_the_network_move_under_a_huge_margin(game_n
         g.step(s, act)
         if g.done(s):
             break
+
+
+def test_init_from_a_weight_file(tmp_path):
+    t = ExIt(_cfg(tmp_path / "a", hidden=(16, 8)))
+    path = t.export()
+    t2 = ExIt(_cfg(tmp_path / "b", hidden=(16, 8), init=path))
+    assert t2.scale == pytest.approx(t.scale)
+    for m1, m2 in zip(t.net.layers, t2.net.layers):  # float16 storage
+        assert torch.allclose(m1.weight, m2.weight, atol=2e-3)
+        assert torch.allclose(m1.bias, m2.bias, atol=2e-3)
+    with pytest.raises(ValueError, match="hidden sizes"):
+        ExIt(_cfg(tmp_path / "c", hidden=(32,), init=path))

@@ -34,6 +34,9 @@ the current decision, then write the checkpoint and the weights (exit status 128
 ``--resume`` continues from ``OUT/checkpoint.pt`` and ``OUT/buffer.npz`` (the deal in
 progress is dropped; ``eval.csv`` rows after the checkpoint are removed).
 
+``--init agents/weights/GAME.npz`` starts from a trained network (e.g. the shipped DMC one)
+instead of a random one.
+
 Run ``python -m train.exit GAME --minutes 10 --out runs/exit_GAME``.
 """
 
@@ -86,6 +89,7 @@ class ExitConfig:
     temperature: float = 0.1
     explore: float = 0.1
     reward_scale: Any = "auto"
+    init: Optional[str] = None
     eval_agents: tuple = ("rules", "random")
     eval_deals: int = 50
     eval_minutes: Optional[float] = None
@@ -123,6 +127,24 @@ def _check(cfg: ExitConfig) -> None:
     if cfg.reward_scale != "auto" and not float(cfg.reward_scale) > 0:
         raise ValueError(f"reward_scale must be 'auto' or a positive number, got "
                          f"{cfg.reward_scale!r}")
+
+
+def load_numpy_weights(net: QNet, path: str) -> dict:
+    """Copy an :mod:`agents.trained` weight file (e.g. a shipped ``agents/weights/GAME.npz``)
+    into ``net``, which must have its sizes; returns the file's metadata."""
+    QNetwork = agents_module("trained").QNetwork
+    qn = QNetwork(path)
+    layers = [(np.concatenate([qn.w_obs, qn.w_act]), qn.b0), *qn.layers]
+    shapes = [tuple(w.shape) for w, _ in layers]
+    want = [(m.in_features, m.out_features) for m in net.layers]
+    if shapes != want:
+        raise ValueError(f"{path!r} holds layers {shapes}; the network has {want} (give the "
+                         f"file's hidden sizes, {qn.meta.get('hidden')})")
+    with torch.no_grad():
+        for m, (w, b) in zip(net.layers, layers):
+            m.weight.copy_(torch.from_numpy(np.ascontiguousarray(w.T)))
+            m.bias.copy_(torch.from_numpy(b))
+    return qn.meta
 
 
 class Buffer:
@@ -207,6 +229,11 @@ class ExIt:
         os.makedirs(cfg.out, exist_ok=True)
         if resume:
             self._load()
+        elif cfg.init is not None:  # start from a trained network, in its reward scale
+            meta = load_numpy_weights(self.net, cfg.init)
+            if meta.get("game") not in (None, cfg.game):
+                raise ValueError(f"--init {cfg.init!r} holds weights for {meta.get('game')!r}")
+            self.scale = float(meta.get("reward_scale", 1.0))
         else:
             self.scale = (random_return_scale(g, np.random.default_rng(cfg.seed + 1))
                           if cfg.reward_scale == "auto" else float(cfg.reward_scale))
@@ -526,6 +553,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--explore", type=float, default=d.explore,
                    help="chance of playing a random candidate instead of the search's choice")
     p.add_argument("--reward-scale", default="auto")
+    p.add_argument("--init", default=None, metavar="NPZ",
+                   help="start from this weight file (e.g. agents/weights/GAME.npz; its hidden "
+                        "sizes and reward scale are used)")
     p.add_argument("--eval-agents", default=",".join(d.eval_agents))
     p.add_argument("--eval-deals", type=int, default=d.eval_deals)
     p.add_argument("--eval-minutes", type=float, default=None)
@@ -537,9 +567,16 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: Optional[Sequence[str]] = None) -> int:
     a = build_parser().parse_args(argv)
+    hidden = tuple(int(h) for h in a.hidden.split(",") if h)
+    if a.init is not None:
+        try:
+            hidden = tuple(agents_module("trained").QNetwork(a.init).meta["hidden"])
+        except ValueError as e:
+            print(f"python -m train.exit: {e}", file=sys.stderr)
+            return 2
     cfg = ExitConfig(
         game=a.game, options=dict(a.option), out=a.out or f"runs/exit_{a.game}",
-        minutes=a.minutes, seed=a.seed, hidden=tuple(int(h) for h in a.hidden.split(",") if h),
+        minutes=a.minutes, seed=a.seed, hidden=hidden, init=a.init,
         lr=a.lr, batch=a.batch, rollouts=a.rollouts, candidates=a.candidates,
         net_candidates=a.net_candidates, games=a.games, updates=a.updates, buffer=a.buffer,
         value_weight=a.value_weight, policy_weight=a.policy_weight,
