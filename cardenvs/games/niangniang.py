@@ -792,7 +792,8 @@ def obs_layout() -> Layout:
         Field("last_scores", n, "scores of the last finished hand per relative seat, (s + 24) / 48, clipped"),
         Field("hands_played", 1, "finished hands / max_hands"),
         Field("turn", n, "one-hot relative seat to move"),
-        Field("phase", len(PHASE_NAMES), "one-hot phase: " + ", ".join(PHASE_NAMES)),
+        Field("phase", len(PHASE_NAMES), "one-hot phase: " + ", ".join(PHASE_NAMES)
+              + " (the joker follow-up is seen as the play phase by every seat but the mover)"),
     ])
 
 
@@ -893,6 +894,10 @@ def encode(s, seat, tab, o, off, out):
     out[off[F_HANDS]] = _clip01(s[A_HANDNO] / o[O_MAXHANDS])
     if ph != P_DONE:
         out[off[F_TURN] + (s[CUR] - seat) % n] = 1.0
+    if ph == P_JOKER and seat != s[CUR]:
+        # the follow-up is the mover's secret: every other seat sees the play phase (the
+        # position before he chose his play) until the play goes down with its stand-ins
+        ph = P_PLAY
     out[off[F_PHASE] + ph] = 1.0
 
 

@@ -1088,8 +1088,9 @@ def obs_layout(depth: int = 8, recent: int = K_REC) -> Layout:
         Field("to_beat_type", N_FAMILIES,
               "one-hot family of the play to beat (see combos.FAMILY_NAMES)"),
         Field("to_beat_seat", n, "one-hot relative seat of the play to beat"),
-        Field("pending", C, "effective cards of the play being realised (wilds phase), else zeros"),
-        Field("pending_wilds", WILD_PLANES, "jokers picked so far for the pending play"),
+        Field("pending", C, "effective cards of the observer's own play being realised (wilds "
+                            "phase, the mover only), else zeros"),
+        Field("pending_wilds", WILD_PLANES, "jokers picked so far for that play"),
         Field("recent", recent * E,
               f"last {recent} plays and passes, most recent first; each: effective cards ({C}), "
               f"jokers standing in ({WILD_PLANES}), pass flag (1), relative seat one-hot ({n})"),
@@ -1098,7 +1099,8 @@ def obs_layout(depth: int = 8, recent: int = K_REC) -> Layout:
         Field("head", n + 1, "one-hot relative seat of the 头家 (first out); last slot: none yet"),
         Field("loser", n + 1, "one-hot relative seat of the 末家 once fixed; last slot: not yet"),
         Field("turn", n, "one-hot relative seat to move"),
-        Field("phase", 3, "one-hot phase: play, wilds (choosing jokers), done"),
+        Field("phase", 3, "one-hot phase: play, wilds (choosing jokers; every seat but the "
+                          "mover sees play), done"),
     ])
 
 
@@ -1147,7 +1149,8 @@ def encode(s, seat, tab, o, off, out):
         out[off[F_BEAT_TYPE] + tab.family[prev]] = 1.0
         out[off[F_BEAT_SEAT] + (s[LAST_SEAT] - seat) % n] = 1.0
     pend = s[A_PEND]
-    if s[PHASE] == P_WILD and pend >= 0:
+    mover = seat == s[CUR]
+    if s[PHASE] == P_WILD and pend >= 0 and mover:  # the picks are the mover's secret
         put_cards(out, off[F_PENDING], tab.counts[pend], R, D)
         _put_wilds(out, off[F_PENDING_WILDS], s[X_PB:X_PB + NAT], s[X_PR:X_PR + NAT])
     E = C + WILD_PLANES + 1 + n
@@ -1168,6 +1171,8 @@ def encode(s, seat, tab, o, off, out):
     if s[PHASE] != P_DONE:
         out[off[F_TURN] + (s[CUR] - seat) % n] = 1.0
     ph = s[PHASE]
+    if ph == P_WILD and not mover:
+        ph = P_PLAY  # every other seat sees the position before the mover chose his play
     out[off[F_PHASE] + (0 if ph == P_PLAY else (1 if ph == P_WILD else 2))] = 1.0
 
 
