@@ -86,9 +86,10 @@ seat asked to reveal or hide (it is the seat to move), so receiving a 3 is publi
 hidden.  Deal: a seat observes its own 10 cards.  Exchange: the 娘娘 sees the 14 bottom cards
 and what he takes and returns; the catchers see only how many cards are taken and returned and
 his hand size (the picks are not in ``recent``).  Joker follow-up: only the mover sees the play
-he is completing; once it is played, its physical cards and what each joker stood for are
-public.  Play: plays, passes, places and stuck seats are public.  When the episode ends the
-taken, returned and bottom cards are shown to everyone; in a match the next hand is dealt at
+he is completing (every other seat observes the play phase, as before he chose it); once it is
+played, its physical cards and what each joker stood for are public.  Play: plays, passes,
+places and stuck seats are public.  When the episode ends the taken, returned and bottom cards
+are shown to everyone; in a match the next hand is dealt at
 once, so the catchers never see the bottom of any hand but the last (the last hand's scores,
 which show the 活子 penalty, are public).  ``render()``, ``history`` and ``get_state()`` show
 the whole table.

@@ -82,8 +82,9 @@ or ``wilds`` while picking jokers), ``"dealer"``, ``"leader"`` (first lead), ``"
 **Hidden information.**  Deal: a seat observes its own 25 cards; the 8 unused cards are seen by
 no one (they stay among every seat's ``others``); the dealer and the first leader are public.
 Play: every play with its physical cards and what each joker stood for, every pass and the hand
-sizes are public.  Joker picks: the play being completed and the picks so far are in every
-seat's observation (``pending``), as the play will be public a moment later.  报牌: a
+sizes are public.  Joker picks: only the mover sees the play he is completing and his picks so
+far (``pending``, the ``wilds`` phase); every other seat observes the position as it was before
+he chose the play, until it is made and public.  报牌: a
 declaration is public and, from then on, the declarer's current hand is in every seat's
 observation (``declared_hands``).  Failed seats are public (their hands hold only 3s).  Nobody
 has a partner: a hand is hidden from the three other seats until its player declares.

@@ -276,3 +276,71 @@ def set_auction(s, seat, n, max_bid, o_bid, o_auction, out):
         b = o_auction + k * w
         zero(out, b, b + w)
         out[b + s[BIDS0 + q] + 1] = 1.0
+
+
+# -- field declarations the climbing games share ---------------------------------------------
+
+
+def planes_doc(n_ranks: int, depth: int) -> str:
+    """How a card field of :func:`put_cards` / :func:`set_cards` reads, for a field's doc."""
+    return f"{n_ranks} ranks x {depth} planes, bit r*{depth}+k-1 set when holding >= k of rank r"
+
+
+def table_fields(n: int, C: int, recent: int, hand_max: int, others_doc: str) -> list:
+    """The fields :func:`put_table` / :func:`set_table` write (and ``others``, which the game
+    fills between them), in their order: ``played``, ``others``, ``hand_sizes``, ``to_beat``,
+    ``to_beat_type``, ``to_beat_seat``, ``recent``.  ``C`` is the size of a card field."""
+    return [
+        Field("played", n * C, "cards played so far by each relative seat, seat 0 first"),
+        Field("others", C, others_doc),
+        Field("hand_sizes", n, f"cards in hand per relative seat / {hand_max}"),
+        Field("to_beat", C, "cards of the play to beat (zeros on a free lead)"),
+        Field("to_beat_type", N_FAMILIES,
+              "one-hot family of the play to beat (see combos.FAMILY_NAMES)"),
+        Field("to_beat_seat", n, "one-hot relative seat of the play to beat"),
+        Field("recent", recent * (C + 1 + n),
+              f"last {recent} play-phase actions, most recent first; each: cards ({C}), "
+              f"pass flag (1), relative seat one-hot ({n}); zeros when absent"),
+    ]
+
+
+def auction_fields(n: int, max_bid: int, bid_doc: str, auction_what: str) -> list:
+    """The fields :func:`put_auction` / :func:`set_auction` write: ``bid`` (one-hot, doc
+    ``bid_doc``) and ``auction`` (per relative seat one-hot of ``auction_what``)."""
+    return [
+        Field("bid", max_bid + 1, bid_doc),
+        Field("auction", n * (max_bid + 2),
+              f"per relative seat one-hot of {auction_what}: none, pass, bid 1..{max_bid}"),
+    ]
+
+
+# -- more writers the games share ----------------------------------------------------------------
+
+
+@njit(**HOT_INLINE)
+def put_seat_or_none(out, at, q, seat, n):
+    """One-hot (``n + 1`` slots at ``at``) of seat ``q`` relative to ``seat``; the last slot
+    when ``q < 0`` (not decided yet: no landlord, digger, 娘娘...).  Sets only the one."""
+    out[at + (rel_seat(q, seat, n) if q >= 0 else n)] = 1.0
+
+
+@njit(**HOT_INLINE)
+def set_seat_or_none(out, at, q, seat, n):
+    """:func:`put_seat_or_none` writing all ``n + 1`` slots."""
+    zero(out, at, at + n + 1)
+    put_seat_or_none(out, at, q, seat, n)
+
+
+@njit(cache=True)
+def deck_less_hand(s, ho, n_natural, copies, joker_copies):
+    """Counts per rank index of a deck of ``copies`` cards of each natural rank
+    ``0..n_natural-1`` and ``joker_copies`` of each joker (rank indices ``n_natural``,
+    ``n_natural + 1``), less the hand at state offset ``ho``: the start of an ``others`` field."""
+    others = np.zeros(16, np.int64)
+    for r in range(n_natural):
+        others[r] = copies
+    others[n_natural] = joker_copies
+    others[n_natural + 1] = joker_copies
+    for r in range(16):
+        others[r] -= s[ho + r]
+    return others

@@ -454,6 +454,26 @@ class Game:
     def _parse_block_string(self, text: str):  # pragma: no cover - per game
         raise NotImplementedError
 
+    @staticmethod
+    def _words(text: str) -> tuple[str, str]:
+        """``(t, t.lower())`` with ``t`` the words of ``text`` joined by single spaces."""
+        t = " ".join(text.split())
+        return t, t.lower()
+
+    def _parse_bid(self, text: str, max_bid: int):
+        """Action id of ``"bid b"`` (``text`` as given; any case), bid ``b`` being action
+        ``pass_id + b``; ``None`` when ``text`` is not a bid.  ``ValueError`` on a bad bid."""
+        t = text.lower()
+        if not t.startswith("bid"):
+            return None
+        try:
+            b = int(t[3:])
+        except ValueError:
+            raise ValueError(f"bad bid {text!r}: write 'bid 1', 'bid 2' or 'bid 3'") from None
+        if not 1 <= b <= max_bid:
+            raise ValueError(f"bad bid {text!r}: bids are 1..{max_bid}")
+        return self.pass_id + b
+
     def render(self, state: np.ndarray) -> str:  # pragma: no cover - per game
         raise NotImplementedError
 

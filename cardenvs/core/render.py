@@ -31,18 +31,29 @@ def render_climbing(game, state: np.ndarray, role_name: str = "landlord", recent
     prev = int(state[LAST_ROW])
     if prev >= 0:
         lines.append(f"   to beat: {game.table.row_string(prev)} by player_{int(state[LAST_SEAT])}")
+    lines += recent_lines(game, state, recent)
+    if phase == P_DONE:
+        w = int(state[WINNER])
+        lines.append(f"   result: {'void deal' if w < 0 else f'player_{w} went out'}; "
+                     f"rewards {rewards_text(state, n)}")
+    return "\n".join(lines) + "\n"
+
+
+def recent_lines(game, state: np.ndarray, recent: int = 6) -> list:
+    """``["   recent: p0:bid 1, p1:pass, ..."]``: the last ``recent`` actions of the log (at most
+    ``MAXLOG``), seat and action string; ``[]`` before the first action."""
+    n = game.n_players
     k = int(state[NLOG])
     hist = []
     for i in range(max(0, k - min(recent, MAXLOG)), k):
         e = int(log_entry(state, n, i))
         hist.append(f"p{e % 8}:{game.action_to_string(e // 8)}")
-    if hist:
-        lines.append("   recent: " + ", ".join(hist))
-    if phase == P_DONE:
-        w = int(state[WINNER])
-        res = " ".join(f"{int(state[REW0 + i]):+d}" for i in range(n))
-        lines.append(f"   result: {'void deal' if w < 0 else f'player_{w} went out'}; rewards {res}")
-    return "\n".join(lines) + "\n"
+    return ["   recent: " + ", ".join(hist)] if hist else []
+
+
+def rewards_text(state: np.ndarray, n: int) -> str:
+    """The rewards the last step paid, one signed number a seat: ``"+2 -1 -1"``."""
+    return " ".join(f"{int(state[REW0 + i]):+d}" for i in range(n))
 
 
 def render_for(env):

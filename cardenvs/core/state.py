@@ -118,14 +118,7 @@ def is_legal_play(s, tab, action, pass_id):
         return False
     o = hand_off(seat)
     lo, hi = planes(s[o:o + 16])
-    if not fits(lo, hi, tab.lo[action], tab.hi[action]):
-        return False
-    if prev < 0:
-        return True
-    g = tab.group[action]
-    if tab.fnext[prev] <= g < tab.fend[prev]:
-        return True
-    return tab.bnext[prev] <= g < tab.g_bomb_end[0]
+    return fits(lo, hi, tab.lo[action], tab.hi[action]) and follows(tab, prev, action)
 
 
 @njit(**HOT_INLINE)
@@ -237,3 +230,119 @@ def settle_one_vs_rest(s, n, solo, solo_wins, unit, win_loss):
             s[REW0 + i] = sign if i == solo else -sign
         else:
             s[REW0 + i] = sign * unit * (n - 1) if i == solo else -sign * unit
+
+
+# -- bookkeeping every game repeats (deal, auction, trick, legal-move dispatch) ------------------
+
+
+@njit(**HOT_INLINE)
+def deal_in_order(s, n, cards, hand, m):
+    """Deal the shuffled rank indices ``cards[:m]``: seat ``i`` gets ``cards[i*hand:(i+1)*hand]``,
+    the kitty (bottom) the rest.  Adds to the counts already in the state."""
+    for seat in range(n):
+        off = hand_off(seat)
+        for i in range(seat * hand, (seat + 1) * hand):
+            s[off + cards[i]] += 1
+    ko = kitty_off(n)
+    for i in range(n * hand, m):
+        s[ko + cards[i]] += 1
+
+
+@njit(**HOT_INLINE)
+def put_deal(s, n, cards):
+    """Write a given deal: ``cards[i]`` (16 counts) is seat ``i``'s hand, ``cards[n]`` the kitty."""
+    for i in range(n):
+        off = hand_off(i)
+        for r in range(16):
+            s[off + r] = cards[i, r]
+    ko = kitty_off(n)
+    for r in range(16):
+        s[ko + r] = cards[n, r]
+
+
+@njit(**HOT_INLINE)
+def no_trick(s):
+    """No play on the table and no leader yet (after :func:`clear_state`): the trick fields
+    and ``FIRST`` start at -1."""
+    s[LAST_ROW] = -1
+    s[LAST_SEAT] = -1
+    s[FIRST] = -1
+
+
+@njit(**HOT_INLINE)
+def open_auction(s):
+    """No bid, no bidder, no landlord, no play to beat, every seat's auction action "none"."""
+    s[BID] = 0
+    s[BIDDER] = -1
+    s[LANDLORD] = -1
+    s[NPASS] = 0
+    s[LAST_ROW] = -1
+    s[LAST_SEAT] = -1
+    for i in range(MAXSEATS):
+        s[BIDS0 + i] = -1
+
+
+@njit(**HOT_INLINE)
+def speak(s, seat, a, pass_id):
+    """Record ``seat``'s auction action ``a`` (pass, or bid ``a - pass_id`` above the current
+    one): its ``BIDS0`` slot, and for a bid the bid and the bidder.  Returns the bid, 0 for a pass."""
+    if a == pass_id:
+        s[BIDS0 + seat] = 0
+        return 0
+    b = a - pass_id
+    s[BID] = b
+    s[BIDDER] = seat
+    s[BIDS0 + seat] = b
+    return b
+
+
+@njit(**HOT_INLINE)
+def follows(tab, prev, row):
+    """Whether play row ``row`` may be played on row ``prev`` (-1: a free lead, any row): a
+    higher play of the same shape class, or a stronger bomb."""
+    if prev < 0:
+        return True
+    g = tab.group[row]
+    if tab.fnext[prev] <= g < tab.fend[prev]:
+        return True
+    return tab.bnext[prev] <= g < tab.g_bomb_end[0]
+
+
+@njit(**HOT_INLINE)
+def legal_play_or_bid(s, tab, out, pass_id, max_bid):
+    """Legal actions in the shared phases: the play phase (:func:`legal_play_rows`) and the
+    bidding auction (:func:`legal_bids`); 0 in any other phase (the game's own)."""
+    ph = s[PHASE]
+    if ph == P_PLAY:
+        return legal_play_rows(s, tab, out, pass_id)
+    if ph == P_AUCTION:
+        return legal_bids(s, pass_id, max_bid, out)
+    return 0
+
+
+@njit(**HOT_INLINE)
+def is_legal_play_or_bid(s, tab, a, pass_id, max_bid):
+    """:func:`legal_play_or_bid` as a test of one action; False in any other phase."""
+    ph = s[PHASE]
+    if ph == P_PLAY:
+        return is_legal_play(s, tab, a, pass_id)
+    if ph == P_AUCTION:
+        return is_legal_bid(s, a, pass_id, max_bid)
+    return False
+
+
+@njit(**HOT_INLINE)
+def two_choices(out, first):
+    """Legal actions of a yes/no decision: ids ``first`` and ``first + 1``.  Returns 2."""
+    out[0] = first
+    out[1] = first + 1
+    return 2
+
+
+@njit(**HOT_INLINE)
+def clear_state_unset(s, seed, unset):
+    """:func:`clear_state`, then every slot in the tuple ``unset`` starts at -1 (a game's
+    "none yet" fields: no play to beat, no leader, no landlord...)."""
+    clear_state(s, seed)
+    for i in unset:
+        s[i] = -1

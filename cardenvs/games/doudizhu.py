@@ -25,20 +25,21 @@ import numpy as np
 from numba import njit
 
 from ..core.cards import Deck
-from ..core.combos import N_FAMILIES, ComboRules
+from ..core.combos import ComboRules
 from ..core.encode import (
-    Field, Layout, put_auction, put_cards, put_table, rel_seat, set_auction, set_cards,
-    set_count, set_table, zero,
+    Field, Layout, auction_fields, planes_doc, put_auction, put_cards, put_seat_or_none,
+    put_table, rel_seat, set_auction, set_cards, set_count, set_seat_or_none, set_table,
+    table_fields, zero,
 )
 from ..core.game import Game, GameInfo
 from ..core.options import check_bool, check_choice, check_int
 from ..core.kernels import HOT, HOT_INLINE, rng_below, shuffle
 from ..core.state import (
     clear_state,
-    BID, BIDDER, BIDS0, CUR, FIRST, HDR, LANDLORD, LAST_ROW, LAST_SEAT, NDOUBLE, NLOG, NPASS,
-    NREDEAL, PHASE, PLAYS0, PLAY_START, P_AUCTION, P_DONE, P_PLAY, REW0, RNG, WINNER, hand_off,
-    is_legal_bid, is_legal_play, kitty_off, legal_bids, legal_play_rows, log_action, log_off,
-    play_action, played_off, settle_one_vs_rest, start_play_phase,
+    BID, BIDDER, BIDS0, CUR, FIRST, HDR, LANDLORD, NDOUBLE, NLOG, NPASS, NREDEAL, PHASE, PLAYS0,
+    PLAY_START, P_AUCTION, P_DONE, P_PLAY, REW0, RNG, WINNER, deal_in_order, hand_off,
+    is_legal_play_or_bid, kitty_off, legal_play_or_bid, log_action, log_off, open_auction,
+    play_action, played_off, put_deal, settle_one_vs_rest, speak, start_play_phase,
 )
 from ..core.table import Table, cached
 from ..core.validate import CardRegion, StateField
@@ -77,28 +78,14 @@ def _deal(s, o):
     m = o[O_DECKLEN]
     cards = o[N_OPTS:N_OPTS + m].copy()
     shuffle(cards, m, s, RNG)
-    h = o[O_HAND]
-    for seat in range(n):
-        off = hand_off(seat)
-        for i in range(seat * h, (seat + 1) * h):
-            s[off + cards[i]] += 1
-    ko = kitty_off(n)
-    for i in range(n * h, m):
-        s[ko + cards[i]] += 1
+    deal_in_order(s, n, cards, o[O_HAND], m)
 
 
 @njit(**HOT)
 def _start_auction(s, o):
     n = o[O_NP]
     s[PHASE] = P_AUCTION
-    s[BID] = 0
-    s[BIDDER] = -1
-    s[LANDLORD] = -1
-    s[NPASS] = 0
-    s[LAST_ROW] = -1
-    s[LAST_SEAT] = -1
-    for i in range(8):
-        s[BIDS0 + i] = -1
+    open_auction(s)
     s[FIRST] = rng_below(s, RNG, n)
     s[CUR] = s[FIRST]
 
@@ -159,40 +146,25 @@ def reset(s, seed, tab, o):
     _begin(s, o, -1, -1, 0)
 
 
-@njit(cache=True, _nrt=True)  # slice assignments need the runtime (a cold path)
+@njit(**HOT)
 def reset_custom(s, seed, o, cards, first_bidder, landlord, bid):
     """Start from a given deal: ``cards[i]`` is seat i's hand, ``cards[n]`` the kitty.
 
     ``first_bidder`` / ``landlord`` of -1 mean "draw from the seed" / "hold the auction".
     """
-    n = o[O_NP]
     clear_state(s, seed)
-    for i in range(n):
-        s[hand_off(i):hand_off(i) + 16] = cards[i]
-    s[kitty_off(n):kitty_off(n) + 16] = cards[n]
+    put_deal(s, o[O_NP], cards)
     _begin(s, o, first_bidder, landlord, bid)
 
 
 @njit(**HOT_INLINE)
 def legal(s, tab, o, out):
-    ph = s[PHASE]
-    pass_id = o[O_PASS]
-    if ph == P_PLAY:
-        return legal_play_rows(s, tab, out, pass_id)
-    if ph == P_AUCTION:
-        return legal_bids(s, pass_id, MAX_BID, out)
-    return 0
+    return legal_play_or_bid(s, tab, out, o[O_PASS], MAX_BID)
 
 
 @njit(**HOT)
 def is_legal(s, a, tab, o):
-    ph = s[PHASE]
-    pass_id = o[O_PASS]
-    if ph == P_PLAY:
-        return is_legal_play(s, tab, a, pass_id)
-    if ph == P_AUCTION:
-        return is_legal_bid(s, a, pass_id, MAX_BID)
-    return False
+    return is_legal_play_or_bid(s, tab, a, o[O_PASS], MAX_BID)
 
 
 @njit(**HOT_INLINE)
@@ -203,8 +175,8 @@ def step(s, a, tab, o):
     pass_id = o[O_PASS]
     log_action(s, n, seat, a)
     if s[PHASE] == P_AUCTION:
-        if a == pass_id:
-            s[BIDS0 + seat] = 0
+        b = speak(s, seat, a, pass_id)
+        if b == 0:
             s[NPASS] += 1
             if s[BID] > 0 and s[NPASS] >= n - 1:
                 start_play(s, o, s[BIDDER], s[BID])
@@ -218,10 +190,6 @@ def step(s, a, tab, o):
             else:
                 s[CUR] = (seat + 1) % n
         else:
-            b = a - pass_id
-            s[BID] = b
-            s[BIDDER] = seat
-            s[BIDS0 + seat] = b
             s[NPASS] = 0
             if b >= MAX_BID:
                 start_play(s, o, seat, b)
@@ -240,25 +208,15 @@ def step(s, a, tab, o):
 def obs_layout(n: int, n_ranks: int, depth: int, recent: int, hand_max: int) -> Layout:
     """The observation fields, in order.  Relative seats: 0 = the observer, 1 = next (下家)..."""
     C = n_ranks * depth
-    cards = f"{n_ranks} ranks x {depth} planes, bit r*{depth}+k-1 set when holding >= k of rank r"
     return Layout([
-        Field("hand", C, f"own hand ({cards})"),
+        Field("hand", C, f"own hand ({planes_doc(n_ranks, depth)})"),
         Field("kitty", C, "kitty cards, once known to the observer (after the auction; "
                           "3 players: public, 4 players: landlord only)"),
-        Field("played", n * C, "cards played so far by each relative seat, seat 0 first"),
-        Field("others", C, "cards not in the observer's hand and not yet played "
-                           "(other hands and an undistributed kitty)"),
-        Field("hand_sizes", n, f"cards in hand per relative seat / {hand_max}"),
-        Field("to_beat", C, "cards of the play to beat (zeros on a free lead)"),
-        Field("to_beat_type", N_FAMILIES, "one-hot family of the play to beat (see combos.FAMILY_NAMES)"),
-        Field("to_beat_seat", n, "one-hot relative seat of the play to beat"),
-        Field("recent", recent * (C + 1 + n),
-              f"last {recent} play-phase actions, most recent first; each: cards ({C}), "
-              f"pass flag (1), relative seat one-hot ({n}); zeros when absent"),
+        *table_fields(n, C, recent, hand_max, "cards not in the observer's hand and not yet "
+                      "played (other hands and an undistributed kitty)"),
         Field("landlord", n + 1, "one-hot relative seat of the landlord; last slot: not decided"),
-        Field("bid", MAX_BID + 1, "one-hot highest bid so far (0 = none)"),
-        Field("auction", n * (MAX_BID + 2),
-              "per relative seat one-hot of its last auction action: none, pass, bid 1..3"),
+        *auction_fields(n, MAX_BID, "one-hot highest bid so far (0 = none)",
+                        "its last auction action"),
         Field("doublings", 1, "bombs/rockets that doubled the stake so far, / 16, clipped to 1"),
         Field("turn", n, "one-hot relative seat to move"),
         Field("phase", 3, "one-hot phase: auction, play, done"),
@@ -298,9 +256,7 @@ def encode(s, seat, tab, o, off, out):
               s[PLAY_START] if ph != P_AUCTION else s[NLOG] + 1, o[O_RECENT],
               off[F_PLAYED], off[F_SIZES], off[F_BEAT], off[F_BEAT_TYPE], off[F_BEAT_SEAT],
               off[F_RECENT], out)
-    o_ll = off[F_LANDLORD]
-    zero(out, o_ll, o_ll + n + 1)
-    out[o_ll + (rel_seat(ll, seat, n) if ll >= 0 else n)] = 1.0
+    set_seat_or_none(out, off[F_LANDLORD], ll, seat, n)
     set_auction(s, seat, n, MAX_BID, off[F_BID], off[F_AUCTION], out)
     out[off[F_DOUBLE]] = min(s[NDOUBLE], 16) / 16.0
     o_turn = off[F_TURN]
@@ -336,10 +292,7 @@ def encode_reference(s, seat, tab, o, off, out):
               off[F_PLAYED], off[F_SIZES], off[F_BEAT], off[F_BEAT_TYPE], off[F_BEAT_SEAT],
               off[F_RECENT], others, out)
     put_cards(out, off[F_OTHERS], others, R, D)
-    if ll >= 0:
-        out[off[F_LANDLORD] + (ll - seat) % n] = 1.0
-    else:
-        out[off[F_LANDLORD] + n] = 1.0
+    put_seat_or_none(out, off[F_LANDLORD], ll, seat, n)
     put_auction(s, seat, n, MAX_BID, off[F_BID], off[F_AUCTION], out)
     out[off[F_DOUBLE]] = min(s[NDOUBLE], 16) / 16.0
     if s[PHASE] != P_DONE:
@@ -457,15 +410,7 @@ class DouDizhu(Game):
         t = text.lower()
         if t == "pass":
             return self.pass_id
-        if t.startswith("bid"):
-            try:
-                b = int(t[3:])
-            except ValueError:
-                raise ValueError(f"bad bid {text!r}: write 'bid 1', 'bid 2' or 'bid 3'") from None
-            if not 1 <= b <= MAX_BID:
-                raise ValueError(f"bad bid {text!r}: bids are 1..{MAX_BID}")
-            return self.pass_id + b
-        return None
+        return self._parse_bid(text, MAX_BID)
 
     # -- custom deals ----------------------------------------------------------------------------
     def custom_deal(self, state: np.ndarray, options: dict, seed: int) -> None:
@@ -473,27 +418,16 @@ class DouDizhu(Game):
 
         ``first_bidder`` may also be given; otherwise it is drawn from ``seed``.
         """
-        from ..core.deals import parse_deal
+        from ..core.deals import check_deal_keys, deal_rows, parse_deal, solo_and_bid
 
         n = self.n_players
-        known = set(self.deal_keys)
-        unknown = set(options) - known
-        if unknown:
-            raise ValueError(f"unknown deal option(s) {sorted(unknown)}; known: {sorted(known)}")
+        check_deal_keys(options, self.deal_keys)
         hands, kitty = parse_deal(self.deck, options, n, self.hand_cards, self.kitty_cards)
-        ll, bid = options.get("landlord"), options.get("bid")
-        if (ll is None) != (bid is None):
-            raise ValueError("give both 'landlord' and 'bid' to skip the auction, or neither")
-        if ll is not None:
-            check_int("landlord", ll, 0, n - 1)
-            check_int("bid", bid, 1, MAX_BID)
+        ll, bid = solo_and_bid(options, "landlord", n, MAX_BID)
         fb = options.get("first_bidder")
         if fb is not None:
             check_int("first_bidder", fb, 0, n - 1)
-        cards = np.zeros((n + 1, 16), np.int64)
-        cards[:n] = hands
-        cards[n] = kitty
-        reset_custom(state, np.int64(seed), self.opts, cards,
+        reset_custom(state, np.int64(seed), self.opts, deal_rows(hands, kitty),
                      -1 if fb is None else int(fb), -1 if ll is None else int(ll),
                      0 if bid is None else int(bid))
 

@@ -83,15 +83,16 @@ from numba import njit
 
 from ..core.cards import Deck
 from ..core.combos import N_FAMILIES, ROCKET, ComboRules, enumerate_plays
-from ..core.encode import Field, Layout, put_cards
+from ..core.encode import Field, Layout, deck_less_hand, put_cards, put_seat_or_none
 from ..core.game import MAX_COUNT, Game, GameInfo
 from ..core.kernels import fits, planes, rng_below, shuffle
 from ..core.options import check_bool, check_choice, check_int
 from ..core.state import (
-    clear_state,
+    clear_state_unset,
     BID, BIDDER, BIDS0, CUR, FIRST, LANDLORD, LAST_ROW, LAST_SEAT, NDOUBLE, NPASS, NREDEAL,
-    PHASE, PLAYS0, P_DONE, P_PLAY, REW0, RNG, WINNER, hand_off, kitty_off, log_action,
-    played_off, start_play_phase, state_size, AUX0,
+    PHASE, PLAYS0, P_DONE, P_PLAY, REW0, RNG, WINNER, deal_in_order, follows, hand_off,
+    kitty_off, log_action, no_trick, played_off, put_deal, start_play_phase, state_size,
+    two_choices, AUX0,
 )
 from ..core.table import Table, cached
 from ..core.validate import StateField
@@ -334,10 +335,8 @@ def _clear_hand(s):
     s[A_NSTUCK] = 0
     s[A_PENDING] = -1
     s[A_JMIN] = 0
-    s[LAST_ROW] = -1
-    s[LAST_SEAT] = -1
+    no_trick(s)
     s[NPASS] = 0
-    s[FIRST] = -1
     s[WINNER] = -1
 
 
@@ -358,13 +357,7 @@ def _deal_hand(s, nn):
     _clear_hand(s)
     cards = _deck_ranks()
     shuffle(cards, NCARDS, s, RNG)
-    for seat in range(NP):
-        ho = hand_off(seat)
-        for i in range(seat * HAND, (seat + 1) * HAND):
-            s[ho + cards[i]] += 1
-    ko = kitty_off(NP)
-    for i in range(NP * HAND, NCARDS):
-        s[ko + cards[i]] += 1
+    deal_in_order(s, NP, cards, HAND, NCARDS)
     _start_exchange(s, nn)
 
 
@@ -384,12 +377,7 @@ def _draw(s, o):
 
 @njit(cache=True)
 def _clear(s, seed):
-    clear_state(s, seed)
-    s[LANDLORD] = -1
-    s[LAST_ROW] = -1
-    s[LAST_SEAT] = -1
-    s[A_PENDING] = -1
-    s[FIRST] = -1
+    clear_state_unset(s, seed, (LAST_ROW, LAST_SEAT, FIRST, LANDLORD, A_PENDING))
     for i in range(X_REC, X_LAST):
         s[i] = -1
 
@@ -420,9 +408,7 @@ def reset_custom(s, seed, tab, o, cards, nn, returned):
     """
     _clear(s, seed)
     _clear_hand(s)
-    for i in range(NP):
-        s[hand_off(i):hand_off(i) + 16] = cards[i]
-    s[kitty_off(NP):kitty_off(NP) + 16] = cards[NP]
+    put_deal(s, NP, cards)
     _start_exchange(s, nn)
     if returned[0] >= 0:
         for r in range(16):
@@ -480,9 +466,7 @@ def legal(s, tab, o, out):
                 k += 1
         return k
     if ph == P_REVEAL:
-        out[0] = o[O_REVEAL0]
-        out[1] = o[O_REVEAL0] + 1
-        return 2
+        return two_choices(out, o[O_REVEAL0])
     return 0
 
 
@@ -496,14 +480,7 @@ def is_legal(s, a, tab, o):
         if a < 0 or a >= o[O_PASS]:
             return False
         seat = s[CUR]
-        if not _row_fits(s[hand_off(seat):hand_off(seat) + 16], a, tab, o):
-            return False
-        if prev < 0:
-            return True
-        g = tab.group[a]
-        if tab.fnext[prev] <= g < tab.fend[prev]:
-            return True
-        return tab.bnext[prev] <= g < tab.g_bomb_end[0]
+        return _row_fits(s[hand_off(seat):hand_off(seat) + 16], a, tab, o) and follows(tab, prev, a)
     if ph == P_JOKER:
         k = a - o[O_JOKER0]
         if k == NNAT:
@@ -815,7 +792,8 @@ def obs_layout() -> Layout:
         Field("last_scores", n, "scores of the last finished hand per relative seat, (s + 24) / 48, clipped"),
         Field("hands_played", 1, "finished hands / max_hands"),
         Field("turn", n, "one-hot relative seat to move"),
-        Field("phase", len(PHASE_NAMES), "one-hot phase: " + ", ".join(PHASE_NAMES)),
+        Field("phase", len(PHASE_NAMES), "one-hot phase: " + ", ".join(PHASE_NAMES)
+              + " (the joker follow-up is seen as the play phase by every seat but the mover)"),
     ])
 
 
@@ -854,14 +832,9 @@ def encode(s, seat, tab, o, off, out):
         put_cards(out, off[F_TAKEN], s[X_LAST:X_LAST + 16], NR, D)
         put_cards(out, off[F_RETURNED], s[X_LAST + 16:X_LAST + 32], NR, D)
         put_cards(out, off[F_BOTTOM], s[X_LAST + 32:X_LAST + 48], NR, D)
-    others = np.zeros(16, np.int64)
-    for r in range(NNAT):
-        others[r] = 4
-    others[JB] = 1
-    others[JR] = 1
-    for r in range(16):
-        others[r] -= s[ho + r]
-        if is_nn and ph != P_REVEAL:
+    others = deck_less_hand(s, ho, NNAT, 4, 1)
+    if is_nn and ph != P_REVEAL:
+        for r in range(16):
             others[r] -= s[ko + r]
     C = NR * D
     CJ = NNAT * DJ
@@ -903,10 +876,7 @@ def encode(s, seat, tab, o, off, out):
                 if jr >= 0:
                     out[base + NR * E + jr * DJ + jj] = 1.0
         out[base + NR * E + CJ + 1 + (s[b] - seat) % n] = 1.0
-    if nn >= 0:
-        out[off[F_NN] + (nn - seat) % n] = 1.0
-    else:
-        out[off[F_NN] + n] = 1.0
+    put_seat_or_none(out, off[F_NN], nn, seat, n)
     out[off[F_EXCH]] = s[A_NTAKE] / N_EXCH
     out[off[F_EXCH] + 1] = s[A_NRET] / N_EXCH
     if ph == P_JOKER and seat == s[CUR]:
@@ -924,6 +894,10 @@ def encode(s, seat, tab, o, off, out):
     out[off[F_HANDS]] = _clip01(s[A_HANDNO] / o[O_MAXHANDS])
     if ph != P_DONE:
         out[off[F_TURN] + (s[CUR] - seat) % n] = 1.0
+    if ph == P_JOKER and seat != s[CUR]:
+        # the follow-up is the mover's secret: every other seat sees the play phase (the
+        # position before he chose his play) until the play goes down with its stand-ins
+        ph = P_PLAY
     out[off[F_PHASE] + ph] = 1.0
 
 
@@ -1240,8 +1214,7 @@ class Niangniang(Game):
         return JOKER_NONE if i == NNAT else f"joker as {self.order[i]}"
 
     def _parse_block_string(self, text: str):
-        t = " ".join(text.split())
-        low = t.lower()
+        t, low = self._words(text)
         if low == "pass":
             return self.pass_id
         if low in ("reveal", "hide"):
@@ -1272,12 +1245,9 @@ class Niangniang(Game):
         (4 cards of the bottom, no joker) the hands and bottom are *after* the exchange, those
         are the cards he returned, and the play starts at once.
         """
-        from ..core.deals import parse_deal
+        from ..core.deals import check_deal_keys, parse_deal
 
-        known = set(self.deal_keys)
-        unknown = set(options) - known
-        if unknown:
-            raise ValueError(f"unknown deal option(s) {sorted(unknown)}; known: {sorted(known)}")
+        check_deal_keys(options, self.deal_keys)
         if "niangniang" not in options:
             raise ValueError("a custom deal needs 'niangniang': the seat of the 娘娘 (the draw "
                              "of the first 3 would decide it)")
@@ -1466,7 +1436,9 @@ class Niangniang(Game):
         if hist:
             lines.append("   recent: " + ", ".join(hist))
         if ph == P_DONE:
-            res = " ".join(f"{int(s[REW0 + q]):+d}" for q in range(NP))
+            from ..core.render import rewards_text
+
+            res = rewards_text(s, NP)
             sc = " ".join(f"{int(x):+d}" for x in s[X_SCORE:X_SCORE + NP])
             pls = " ".join(str(int(x)) for x in s[X_LPLACE:X_LPLACE + NP])
             lines.append(f"   result: places {pls}; scores {sc}; rewards {res}"

@@ -42,19 +42,21 @@ import numpy as np
 from numba import njit
 
 from ..core.cards import SUITS, Deck
-from ..core.combos import BOMB, N_FAMILIES, ComboRules, enumerate_plays
+from ..core.deals import is_suited as _is_suited  # noqa: F401  (its old name here)
+from ..core.combos import BOMB, ComboRules, enumerate_plays
 from ..core.encode import (
-    Field, Layout, put_auction, put_cards, put_table, rel_seat, set_auction, set_cards,
-    set_count, set_table, zero,
+    Field, Layout, auction_fields, planes_doc, put_auction, put_cards, put_seat_or_none,
+    put_table, rel_seat, set_auction, set_cards, set_count, set_seat_or_none, set_table,
+    table_fields, zero,
 )
 from ..core.game import Game, GameInfo
 from ..core.kernels import HOT, HOT_INLINE, shuffle
 from ..core.state import (
-    clear_state,
-    AUX0, BID, BIDDER, BIDS0, CUR, FIRST, HDR, LANDLORD, LAST_ROW, LAST_SEAT, NDOUBLE, NLOG,
-    NREDEAL, PHASE, PLAY_START, P_AUCTION, P_DONE, P_PLAY, RNG, WINNER, hand_off, is_legal_bid,
-    is_legal_play, kitty_off, legal_bids, legal_play_rows, log_action, play_action, played_off,
-    settle_one_vs_rest, start_play_phase, state_size,
+    clear_state_unset,
+    AUX0, BID, BIDDER, BIDS0, CUR, FIRST, HDR, LANDLORD, NDOUBLE, NLOG, NREDEAL, PHASE,
+    PLAY_START, P_AUCTION, P_DONE, P_PLAY, RNG, WINNER, hand_off, is_legal_play_or_bid,
+    kitty_off, legal_play_or_bid, log_action, open_auction, play_action, played_off, put_deal,
+    settle_one_vs_rest, speak, start_play_phase, state_size, two_choices,
 )
 from ..core.table import Table, cached
 from ..core.validate import CardRegion, StateField
@@ -143,16 +145,8 @@ def stake_unit(bid, bombs, open_hand, n_left):
 
 @njit(**HOT)
 def _clear(s, seed):
-    clear_state(s, seed)
-    s[LANDLORD] = -1
-    s[BIDDER] = -1
-    s[LAST_ROW] = -1
-    s[LAST_SEAT] = -1
-    s[A_OPEN] = -1
-    s[A_LEADER_FIXED] = -1
-    s[A_LEADER] = -1
-    for i in range(8):
-        s[BIDS0 + i] = -1
+    clear_state_unset(s, seed, (A_OPEN, A_LEADER_FIXED, A_LEADER))
+    open_auction(s)
     for r in range(NR):
         s[DIAM + r] = -1
 
@@ -278,14 +272,12 @@ def reset_suited(s, seed, o, loc, digger, bid):
     _begin(s, o, digger, bid)
 
 
-@njit(cache=True, _nrt=True)  # slice assignments need the runtime (a cold path)
+@njit(**HOT)
 def reset_unsuited(s, seed, o, cards, first_bidder, leader, digger, bid):
     """Start from rank counts: ``cards[i]`` seat i's hand, ``cards[3]`` the kitty; the seats
     the suits would decide are given (``first_bidder`` may be -1 when ``digger`` is given)."""
     _clear(s, seed)
-    for i in range(NP):
-        s[hand_off(i):hand_off(i) + 16] = cards[i]
-    s[kitty_off(NP):kitty_off(NP) + 16] = cards[NP]
+    put_deal(s, NP, cards)
     s[FIRST] = first_bidder if first_bidder >= 0 else digger
     s[A_LEADER_FIXED] = leader
     _begin(s, o, digger, bid)
@@ -305,11 +297,6 @@ def _bury_ok(s, k):
 @njit(**HOT_INLINE)
 def legal(s, tab, o, out):
     ph = s[PHASE]
-    pass_id = o[O_PASS]
-    if ph == P_PLAY:
-        return legal_play_rows(s, tab, out, pass_id)
-    if ph == P_AUCTION:
-        return legal_bids(s, pass_id, MAX_BID, out)
     if ph == P_BURY:
         k = 0
         for j in range(2 * NR):
@@ -318,26 +305,19 @@ def legal(s, tab, o, out):
                 k += 1
         return k
     if ph == P_OPEN:
-        out[0] = o[O_OPEN0]
-        out[1] = o[O_OPEN0] + 1
-        return 2
-    return 0
+        return two_choices(out, o[O_OPEN0])
+    return legal_play_or_bid(s, tab, out, o[O_PASS], MAX_BID)
 
 
 @njit(**HOT)
 def is_legal(s, a, tab, o):
     ph = s[PHASE]
-    pass_id = o[O_PASS]
-    if ph == P_PLAY:
-        return is_legal_play(s, tab, a, pass_id)
-    if ph == P_AUCTION:
-        return is_legal_bid(s, a, pass_id, MAX_BID)
     if ph == P_BURY:
         k = a - o[O_BURY0]
         return 0 <= k < 2 * NR and _bury_ok(s, k)
     if ph == P_OPEN:
         return o[O_OPEN0] <= a < o[O_OPEN0] + 2
-    return False
+    return is_legal_play_or_bid(s, tab, a, o[O_PASS], MAX_BID)
 
 
 @njit(**HOT_INLINE)
@@ -348,13 +328,7 @@ def step(s, a, tab, o):
     log_action(s, NP, seat, a)
     ph = s[PHASE]
     if ph == P_AUCTION:
-        if a == pass_id:
-            s[BIDS0 + seat] = 0
-        else:
-            b = a - pass_id
-            s[BID] = b
-            s[BIDDER] = seat
-            s[BIDS0 + seat] = b
+        speak(s, seat, a, pass_id)
         s[A_SPOKEN] += 1
         if s[BID] == MAX_BID or s[A_SPOKEN] >= NP:
             if s[BID] == 0:
@@ -393,30 +367,20 @@ def obs_layout(n_ranks: int = NR, depth: int = 4, recent: int = 2 * NP) -> Layou
     """The observation fields, in order.  Relative seats: 0 = the observer, 1 = next (下家)..."""
     n = NP
     C = n_ranks * depth
-    cards = f"{n_ranks} ranks x {depth} planes, bit r*{depth}+k-1 set when holding >= k of rank r"
     return Layout([
-        Field("hand", C, f"own hand ({cards}; rank 0 = 4 ... 12 = 3)"),
+        Field("hand", C, f"own hand ({planes_doc(n_ranks, depth)}; rank 0 = 4 ... 12 = 3)"),
         Field("diamonds", n_ranks, "own diamonds: bit r set when holding the diamond of rank r "
                                    "(zeros in a deal given without suits)"),
         Field("kitty", C, "the 4 kitty cards: digger only, once he has taken them "
                           "(everyone with reveal_kitty)"),
         Field("buried", C, "the 4 buried cards: digger only"),
         Field("open_cards", C, "the open player's 16 dealt cards (open hand, 明牌), to everyone"),
-        Field("played", n * C, "cards played so far by each relative seat, seat 0 first"),
-        Field("others", C, "cards not in the observer's hand, not played and (for the digger) "
-                           "not buried: other hands, the kitty, for farmers the buried cards"),
-        Field("hand_sizes", n, f"cards in hand per relative seat / {HAND + KITTY}"),
-        Field("to_beat", C, "cards of the play to beat (zeros on a free lead)"),
-        Field("to_beat_type", N_FAMILIES, "one-hot family of the play to beat (see combos.FAMILY_NAMES)"),
-        Field("to_beat_seat", n, "one-hot relative seat of the play to beat"),
-        Field("recent", recent * (C + 1 + n),
-              f"last {recent} play-phase actions, most recent first; each: cards ({C}), "
-              f"pass flag (1), relative seat one-hot ({n}); zeros when absent"),
+        *table_fields(n, C, recent, HAND + KITTY, "cards not in the observer's hand, not "
+                      "played and (for the digger) not buried: other hands, the kitty, for "
+                      "farmers the buried cards"),
         Field("digger", n + 1, "one-hot relative seat of the digger; last slot: not decided"),
         Field("first_bidder", n, "one-hot relative seat of the first bidder"),
-        Field("bid", MAX_BID + 1, "one-hot bid (0 = none yet)"),
-        Field("auction", n * (MAX_BID + 2),
-              "per relative seat one-hot of its auction action: none, pass, bid 1..3"),
+        *auction_fields(n, MAX_BID, "one-hot bid (0 = none yet)", "its auction action"),
         Field("open", 2, "open-hand decision one-hot: not open, open (zeros before it is made "
                          "or when no one bid 3)"),
         Field("bombs", 1, "bombs played so far, / 16, clipped to 1"),
@@ -428,12 +392,9 @@ def obs_layout(n_ranks: int = NR, depth: int = 4, recent: int = 2 * NP) -> Layou
 
 @njit(**HOT_INLINE)
 def encode(s, seat, tab, o, off, out):
-    """Write ``seat``'s observation into ``out`` (float32; every entry is written).
-
-    The values of :func:`encode_reference` (zero-fill, then set the ones), written field by
-    field with the dense writers of :mod:`cardenvs.core.encode`: no zero-fill of the whole
-    vector, no allocation, no reference counting.
-    """
+    """Write ``seat``'s observation into ``out``: every entry, the values of
+    :func:`encode_reference`, one dense ``set_*`` writer of :mod:`cardenvs.core.encode` a field
+    (no zero-fill, no allocation)."""
     n = NP
     R = o[O_NRANKS]
     D = o[O_DEPTH]
@@ -473,9 +434,7 @@ def encode(s, seat, tab, o, off, out):
               s[PLAY_START] if playing else s[NLOG] + 1, o[O_RECENT],
               off[F_PLAYED], off[F_SIZES], off[F_BEAT], off[F_BEAT_TYPE], off[F_BEAT_SEAT],
               off[F_RECENT], out)
-    o_d = off[F_DIGGER]
-    zero(out, o_d, o_d + n + 1)
-    out[o_d + (rel_seat(d, seat, n) if d >= 0 else n)] = 1.0
+    set_seat_or_none(out, off[F_DIGGER], d, seat, n)
     o_f = off[F_FIRST]
     zero(out, o_f, o_f + n)
     out[o_f + rel_seat(s[FIRST], seat, n)] = 1.0
@@ -528,10 +487,7 @@ def encode_reference(s, seat, tab, o, off, out):
               off[F_PLAYED], off[F_SIZES], off[F_BEAT], off[F_BEAT_TYPE], off[F_BEAT_SEAT],
               off[F_RECENT], others, out)
     put_cards(out, off[F_OTHERS], others, R, D)
-    if d >= 0:
-        out[off[F_DIGGER] + (d - seat) % n] = 1.0
-    else:
-        out[off[F_DIGGER] + n] = 1.0
+    put_seat_or_none(out, off[F_DIGGER], d, seat, n)
     out[off[F_FIRST] + (s[FIRST] - seat) % n] = 1.0
     put_auction(s, seat, n, MAX_BID, off[F_BID], off[F_AUCTION], out)
     if s[A_OPEN] >= 0:
@@ -546,10 +502,6 @@ def encode_reference(s, seat, tab, o, off, out):
 # -- the Python game object ------------------------------------------------------------------------
 
 FIRST_BIDDER_RULES = {"S3": (0, NR - 1), "lowest_heart": (1, 0), "lowest_club": (2, 0)}
-
-
-def _is_suited(text) -> bool:
-    return isinstance(text, str) and any(ch in SUITS for ch in text)
 
 
 class Wakeng(Game):
@@ -676,8 +628,7 @@ class Wakeng(Game):
         return "open" if i == 1 else "not open"
 
     def _parse_block_string(self, text: str):
-        t = " ".join(text.split())
-        low = t.lower()
+        t, low = self._words(text)
         if low == "pass":
             return self.pass_id
         if low == "open":
@@ -685,13 +636,7 @@ class Wakeng(Game):
         if low == "not open":
             return self.blocks["open"][0]
         if low.startswith("bid"):
-            try:
-                b = int(low[3:])
-            except ValueError:
-                raise ValueError(f"bad bid {text!r}: write 'bid 1', 'bid 2' or 'bid 3'") from None
-            if not 1 <= b <= MAX_BID:
-                raise ValueError(f"bad bid {text!r}: bids are 1..{MAX_BID}")
-            return self.pass_id + b
+            return self._parse_bid(text, MAX_BID)
         if low.startswith("bury"):
             card = t[4:].strip().upper()
             diamond = len(card) == 2 and card[0] == "D"
@@ -712,36 +657,16 @@ class Wakeng(Game):
         burying).  ``digger`` and ``bid`` together skip the auction (then ``first_bidder`` is
         not needed).  The kitty defaults to the rest of the deck.
         """
-        from ..core.deals import parse_deal
+        from ..core.deals import (
+            all_suited, check_deal_keys, deal_rows, hands_list, parse_deal, solo_and_bid,
+        )
 
-        known = set(self.deal_keys)
-        unknown = set(options) - known
-        if unknown:
-            raise ValueError(f"unknown deal option(s) {sorted(unknown)}; known: {sorted(known)}")
-        if "hands" not in options:
-            raise ValueError("a custom deal needs 'hands': a list of one card string per seat")
-        hands_in = options["hands"]
-        if isinstance(hands_in, str) or not isinstance(hands_in, (list, tuple)):
-            raise TypeError("'hands' must be a list of card strings, one per seat")
-        if len(hands_in) != NP:
-            raise ValueError(f"'hands' must list {NP} hands, got {len(hands_in)}")
-        digger, bid = options.get("digger"), options.get("bid")
-        if (digger is None) != (bid is None):
-            raise ValueError("give both 'digger' and 'bid' to skip the auction, or neither")
-        if digger is not None:
-            check_int("digger", digger, 0, NP - 1)
-            check_int("bid", bid, 1, MAX_BID)
-        texts = list(hands_in) + ([options["kitty"]] if "kitty" in options else [])
-        suited = [_is_suited(t) for t in texts]
-        if any(suited) and not all(suited):
-            raise ValueError("give every hand (and the kitty) with suits ('S3 H3 D4 ...') "
-                             "or every one without suits ('334...'), not a mix")
+        check_deal_keys(options, self.deal_keys)
+        hands_in = hands_list(options, NP)
+        digger, bid = solo_and_bid(options, "digger", NP, MAX_BID)
+        texts = hands_in + ([options["kitty"]] if "kitty" in options else [])
         d, b = (-1, 0) if digger is None else (int(digger), int(bid))
-        if all(suited):
-            for key in ("first_bidder", "leader"):
-                if key in options:
-                    raise ValueError(f"{key!r} is decided by the suits of a suited deal; give "
-                                     f"it only with hands written without suits")
+        if all_suited(texts, "every hand (and the kitty)", ("first_bidder", "leader"), options):
             loc = self._suited_locations(options)
             reset_suited(state, np.int64(seed), self.opts, loc, d, b)
             return
@@ -756,10 +681,7 @@ class Wakeng(Game):
         if fb is not None:
             check_int("first_bidder", fb, 0, NP - 1)
         check_int("leader", lead, 0, NP - 1)
-        cards = np.zeros((NP + 1, 16), np.int64)
-        cards[:NP] = hands
-        cards[NP] = kitty
-        reset_unsuited(state, np.int64(seed), self.opts, cards,
+        reset_unsuited(state, np.int64(seed), self.opts, deal_rows(hands, kitty),
                        -1 if fb is None else int(fb), int(lead), d, b)
 
     def _suited_locations(self, options: dict) -> np.ndarray:

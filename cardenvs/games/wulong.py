@@ -94,14 +94,15 @@ from ..core.combos import (
     AIRPLANE, AIRPLANE_PAIRS, BOMB, FAMILY_NAMES, N_FAMILIES, PAIR, PAIR_CHAIN, ROCKET, SINGLE,
     STRAIGHT, TRIO, TRIO_PAIR, ComboRules, enumerate_plays,
 )
-from ..core.encode import Field, Layout, put_cards
+from ..core.encode import Field, Layout, deck_less_hand, put_cards, put_seat_or_none
 from ..core.game import MAX_COUNT, Game, GameInfo
 from ..core.kernels import planes, rng_below, shuffle
 from ..core.options import check_bool, check_choice, check_int
 from ..core.state import (
-    clear_state,
-    AUX0, BID, BIDDER, BIDS0, CUR, FIRST, LANDLORD, LAST_ROW, LAST_SEAT, NDOUBLE, NLOG, NPASS,
-    NREDEAL, PHASE, PLAYS0, P_DONE, P_PLAY, REW0, RNG, WINNER, hand_off, kitty_off, log_action, played_off, start_play_phase, state_size,
+    clear_state_unset,
+    AUX0, BID, BIDDER, BIDS0, CUR, FIRST, LANDLORD, LAST_ROW, LAST_SEAT, NDOUBLE, NPASS,
+    NREDEAL, PHASE, PLAYS0, P_DONE, P_PLAY, REW0, RNG, WINNER, hand_off, kitty_off, log_action,
+    follows, played_off, put_deal, start_play_phase, state_size,
 )
 from ..core.table import Table, cached
 from ..core.validate import StateField
@@ -648,14 +649,7 @@ def _labels(s, best):
 
 @njit(cache=True)
 def _clear(s, seed):
-    clear_state(s, seed)
-    s[LAST_ROW] = -1
-    s[LAST_SEAT] = -1
-    s[A_LOSER] = -1
-    s[A_DEALER] = -1
-    s[A_LEADER] = -1
-    s[A_PEND] = -1
-    s[FIRST] = -1
+    clear_state_unset(s, seed, (LAST_ROW, LAST_SEAT, FIRST, A_LOSER, A_DEALER, A_LEADER, A_PEND))
 
 
 @njit(cache=True)
@@ -714,9 +708,7 @@ def reset_custom(s, seed, o, cards, held, dealer, leader):
     ``held`` as in :func:`first_leader` (zeros for a deal without suits).  ``dealer`` -1 with
     ``leader`` -1: drawn from ``seed``; ``leader`` -1: by the suits."""
     _clear(s, seed)
-    for i in range(NP):
-        s[hand_off(i):hand_off(i) + 16] = cards[i]
-    s[kitty_off(NP):kitty_off(NP) + 16] = cards[NP]
+    put_deal(s, NP, cards)
     if leader < 0:
         if dealer < 0:
             dealer = rng_below(s, RNG, NP)
@@ -826,11 +818,8 @@ def is_legal(s, a, tab, o):
         return _can_declare(s, seat)
     if a < 0 or a >= o[O_PASS]:
         return False
-    if prev >= 0:
-        g = tab.group[a]
-        if not ((tab.fnext[prev] <= g < tab.fend[prev])
-                or (tab.bnext[prev] <= g < tab.g_bomb_end[0])):
-            return False
+    if not follows(tab, prev, a):
+        return False
     if not _row_fits(s, seat, a, tab, _wr(o)):
         return False
     if s[X_DECL + seat] == 1:
@@ -1099,8 +1088,9 @@ def obs_layout(depth: int = 8, recent: int = K_REC) -> Layout:
         Field("to_beat_type", N_FAMILIES,
               "one-hot family of the play to beat (see combos.FAMILY_NAMES)"),
         Field("to_beat_seat", n, "one-hot relative seat of the play to beat"),
-        Field("pending", C, "effective cards of the play being realised (wilds phase), else zeros"),
-        Field("pending_wilds", WILD_PLANES, "jokers picked so far for the pending play"),
+        Field("pending", C, "effective cards of the observer's own play being realised (wilds "
+                            "phase, the mover only), else zeros"),
+        Field("pending_wilds", WILD_PLANES, "jokers picked so far for that play"),
         Field("recent", recent * E,
               f"last {recent} plays and passes, most recent first; each: effective cards ({C}), "
               f"jokers standing in ({WILD_PLANES}), pass flag (1), relative seat one-hot ({n})"),
@@ -1109,7 +1099,8 @@ def obs_layout(depth: int = 8, recent: int = K_REC) -> Layout:
         Field("head", n + 1, "one-hot relative seat of the 头家 (first out); last slot: none yet"),
         Field("loser", n + 1, "one-hot relative seat of the 末家 once fixed; last slot: not yet"),
         Field("turn", n, "one-hot relative seat to move"),
-        Field("phase", 3, "one-hot phase: play, wilds (choosing jokers), done"),
+        Field("phase", 3, "one-hot phase: play, wilds (choosing jokers; every seat but the "
+                          "mover sees play), done"),
     ])
 
 
@@ -1132,13 +1123,7 @@ def encode(s, seat, tab, o, off, out):
     out[:] = 0.0
     ho = hand_off(seat)
     put_cards(out, off[F_HAND], s[ho:ho + 16], R, D)
-    others = np.zeros(16, np.int64)
-    for r in range(NAT):
-        others[r] = 8
-    others[JB] = 2
-    others[JR] = 2
-    for r in range(16):
-        others[r] -= s[ho + r]
+    others = deck_less_hand(s, ho, NAT, 8, 2)
     for k in range(n):
         q = (seat + k) % n
         qo = hand_off(q)
@@ -1164,7 +1149,8 @@ def encode(s, seat, tab, o, off, out):
         out[off[F_BEAT_TYPE] + tab.family[prev]] = 1.0
         out[off[F_BEAT_SEAT] + (s[LAST_SEAT] - seat) % n] = 1.0
     pend = s[A_PEND]
-    if s[PHASE] == P_WILD and pend >= 0:
+    mover = seat == s[CUR]
+    if s[PHASE] == P_WILD and pend >= 0 and mover:  # the picks are the mover's secret
         put_cards(out, off[F_PENDING], tab.counts[pend], R, D)
         _put_wilds(out, off[F_PENDING_WILDS], s[X_PB:X_PB + NAT], s[X_PR:X_PR + NAT])
     E = C + WILD_PLANES + 1 + n
@@ -1180,12 +1166,13 @@ def encode(s, seat, tab, o, off, out):
             _put_wilds(out, base + C, s[e + 2:e + 2 + NAT], s[e + 2 + NAT:e + 2 + 2 * NAT])
         out[base + C + WILD_PLANES + 1 + (s[e] - seat) % n] = 1.0
     w = s[WINNER]
-    out[off[F_HEAD] + ((w - seat) % n if w >= 0 else n)] = 1.0
-    lo = s[A_LOSER]
-    out[off[F_LOSER] + ((lo - seat) % n if lo >= 0 else n)] = 1.0
+    put_seat_or_none(out, off[F_HEAD], w, seat, n)
+    put_seat_or_none(out, off[F_LOSER], s[A_LOSER], seat, n)
     if s[PHASE] != P_DONE:
         out[off[F_TURN] + (s[CUR] - seat) % n] = 1.0
     ph = s[PHASE]
+    if ph == P_WILD and not mover:
+        ph = P_PLAY  # every other seat sees the position before the mover chose his play
     out[off[F_PHASE] + (0 if ph == P_PLAY else (1 if ph == P_WILD else 2))] = 1.0
 
 
@@ -1337,8 +1324,7 @@ class Wulong(Game):
         return f"{self.pick_kinds[i // NAT]}[{ORDER[i % NAT]}]"
 
     def _parse_block_string(self, text: str):
-        t = " ".join(text.split())
-        low = t.lower()
+        t, low = self._words(text)
         if low == "pass":
             return self.pass_id
         if low in ("declare", "报牌"):
@@ -1560,33 +1546,17 @@ class Wulong(Game):
         seat after ``dealer`` (default: drawn from the seed).  Unsuited hands (``"334..."``)
         need ``leader`` (the seat the suits would name); ``dealer`` is then only shown.
         """
-        from ..core.deals import parse_deal
+        from ..core.deals import all_suited, check_deal_keys, deal_rows, hands_list, parse_deal
 
-        known = set(self.deal_keys)
-        unknown = set(options) - known
-        if unknown:
-            raise ValueError(f"unknown deal option(s) {sorted(unknown)}; known: {sorted(known)}")
-        if "hands" not in options:
-            raise ValueError("a custom deal needs 'hands': a list of one card string per seat")
-        hands_in = options["hands"]
-        if isinstance(hands_in, str) or not isinstance(hands_in, (list, tuple)):
-            raise TypeError("'hands' must be a list of card strings, one per seat")
-        if len(hands_in) != NP:
-            raise ValueError(f"'hands' must list {NP} hands, got {len(hands_in)}")
+        check_deal_keys(options, self.deal_keys)
+        hands_in = hands_list(options, NP)
         dealer, leader = options.get("dealer"), options.get("leader")
         if dealer is not None:
             check_int("dealer", dealer, 0, NP - 1)
         if leader is not None:
             check_int("leader", leader, 0, NP - 1)
-        suited = [isinstance(h, str) and any(ch in SUITS for ch in h) for h in hands_in]
         held = np.zeros(NP * 52, np.int64)
-        if any(suited):
-            if not all(suited):
-                raise ValueError("give every hand with suits ('S3 H3 D4 ...') or every one "
-                                 "without suits ('334...'), not a mix")
-            if leader is not None:
-                raise ValueError("'leader' is decided by the suits of a suited deal; give it "
-                                 "only with hands written without suits")
+        if all_suited(hands_in, "every hand", ("leader",), options):
             plain = []
             seen: dict[tuple[str, int], int] = {}
             for i, text in enumerate(hands_in):
@@ -1610,10 +1580,7 @@ class Wulong(Game):
                                  "would name)")
             opts = {"hands": list(hands_in)}
         hands, unused = parse_deal(self.deck, opts, NP, HAND, N_UNUSED)
-        cards = np.zeros((NP + 1, 16), np.int64)
-        cards[:NP] = hands
-        cards[NP] = unused
-        reset_custom(state, np.int64(seed), self.opts, cards, held,
+        reset_custom(state, np.int64(seed), self.opts, deal_rows(hands, unused), held,
                      -1 if dealer is None else int(dealer), -1 if leader is None else int(leader))
 
     # -- text ------------------------------------------------------------------------------------
@@ -1625,7 +1592,7 @@ class Wulong(Game):
         return self.realisation_string(row, state[X_LB:X_LB + NAT], state[X_LR:X_LR + NAT])
 
     def render(self, state: np.ndarray) -> str:
-        from ..core.state import log_entry
+        from ..core.render import recent_lines, rewards_text
 
         ph = int(state[PHASE])
 
@@ -1660,18 +1627,11 @@ class Wulong(Game):
                              for code in state[X_PSEQ:X_PSEQ + int(state[X_PLEN])])
             lines.append(f"   choosing jokers for {self.table.row_string(pend)}: "
                          f"{picks or '(none yet)'}")
-        k = int(state[NLOG])
-        hist = []
-        for i in range(max(0, k - 8), k):
-            e = int(log_entry(state, NP, i))
-            hist.append(f"p{e % 8}:{self.action_to_string(e // 8)}")
-        if hist:
-            lines.append("   recent: " + ", ".join(hist))
+        lines += recent_lines(self, state, 8)
         if ph == P_DONE:
             w = int(state[WINNER])
-            res = " ".join(f"{int(state[REW0 + i]):+d}" for i in range(NP))
             what = "void deal (every player failed)" if w < 0 else f"头家 player_{w}"
-            lines.append(f"   result: {what}; rewards {res}")
+            lines.append(f"   result: {what}; rewards {rewards_text(state, NP)}")
         return "\n".join(lines) + "\n"
 
     def _pick_offset(self, code: int) -> int:
