@@ -40,6 +40,7 @@ from cardenvs.core.combos import (
 )
 from cardenvs.core.kernels import gen_legal
 from cardenvs.core.wild import gen_legal_wild
+from cardenvs.registry import REGISTRY
 
 from .base import Agent, ObsReader, as_game, legal_ids, obs_vector
 from .planner import (
@@ -892,14 +893,18 @@ class WulongPart(GamePart):
         return best[1]
 
 
-#: game name -> its part of the rules agent
-PARTS: dict[str, type] = {
-    "doudizhu": DouDizhuPart,
-    "doudizhu4": DouDizhuPart,
-    "wakeng": WakengPart,
-    "niangniang": NiangniangPart,
-    "wulong": WulongPart,
-}
+def _part_of(path: str) -> type:
+    """The part class named ``"module:Class"`` by a registry record (this module's own
+    classes without importing it again)."""
+    from cardenvs.registry import resolve
+
+    mod, _, cls = path.partition(":")
+    return globals()[cls] if mod == __name__ else resolve(path)
+
+
+#: game name -> its part of the rules agent (the ``rules_part`` of each registry record)
+PARTS: dict[str, type] = {name: _part_of(s.rules_part) for name, s in REGISTRY.items()
+                          if s.rules_part}
 
 
 def register_part(game_name: str, part: type) -> None:
