@@ -121,6 +121,11 @@ class GamePart:
         """The game's :class:`cardenvs.core.wild.WildRows` (``None`` without wild cards)."""
         return None
 
+    def plan_view(self, pr):
+        """The planner's view of the play table (:func:`agents.planner.plan_rules`), amended
+        where the table alone misleads it (default: as it is)."""
+        return pr
+
     # -- teams -----------------------------------------------------------------------------------
     def teams(self, obs: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """(partners, enemies) as boolean arrays over relative seats (seat 0 is neither)."""
@@ -204,6 +209,7 @@ class RulesAgent(Agent):
         self.lone = float(self.part.lone_cost)
         self.wr = self.part.wild_rows() if self.wild.size else None
         self.pr, self._by_body = _table_info(game.table, bool(self.wild.size))
+        self.pr = self.part.plan_view(self.pr)
         self._buf = np.empty(len(game.table) + 1, np.int64)
         self._oc = np.zeros((MAX_COMBOS, 16), np.int64)
         self._om = np.zeros((MAX_COMBOS, 4), np.int64)
@@ -891,6 +897,25 @@ class WulongPart(GamePart):
             if best is None or key < best[0]:
                 best = (key, int(a))
         return best[1]
+
+
+class PaoDeKuaiPart(GamePart):
+    """跑得快: every seat for himself (the must-beat and highest-single rules are the engine's:
+    the agent chooses among what is legal).  The table holds trios and airplanes only with
+    kickers, so the planner is told that they exist as the bodies of those plays."""
+
+    size_norm = 16
+
+    def plan_view(self, pr):
+        copies = self.game.deck.copies
+        a = self.game.deck.order.index("A")
+        ok = np.array([r < len(copies) and copies[r] >= 3 for r in range(16)], np.bool_)
+        trio_ok = pr.trio_ok | ok
+        chain_ok = pr.chain_ok.copy()
+        chain_ok[3, :a + 1] = ok[:a + 1]
+        minlen, maxlen = pr.minlen.copy(), pr.maxlen.copy()
+        minlen[3], maxlen[3] = 2, 5
+        return pr._replace(trio_ok=trio_ok, chain_ok=chain_ok, minlen=minlen, maxlen=maxlen)
 
 
 def _part_of(path: str) -> type:

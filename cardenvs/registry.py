@@ -135,3 +135,8 @@ register(GameSpec(
     "cardenvs/Wulong-Seat-v0", "docs/rules/wulong.md", pile="unused", places="ranking",
     default_slots=2048, rules_part="agents.rules:WulongPart",
     move_generator="cardenvs.games.wulong:gen_rows"))
+register(GameSpec(
+    "paodekuai", "paodekuai_v0", "cardenvs.games.paodekuai:PaoDeKuai", 3,
+    "cardenvs/PaoDeKuai-Seat-v0", "docs/rules/paodekuai.md", pile="unused", places="winner",
+    default_slots=4096, rules_part="agents.rules:PaoDeKuaiPart",
+    move_generator="cardenvs.games.paodekuai:gen_rows"))
