@@ -6,8 +6,8 @@ is imported, ``pettingzoo.make("aec", "cardenvs/paodekuai-v0")``.
 | | |
 | --- | --- |
 | agents | ``player_0``, ``player_1``, ``player_2`` (seats; no roles) |
-| action space | ``Discrete(N)``, N = {n_default} with the default options ({t_default} plays + pass) |
-| observation | ``{{"observation": Box(0, 1, ({obs},), float32), "action_mask": Box(0, 1, (N,), int8)}}`` |
+| action space | ``Discrete(N)``, N = 89,954 with the default options (89,953 plays + pass) |
+| observation | ``{"observation": Box(0, 1, (680,), float32), "action_mask": Box(0, 1, (N,), int8)}`` |
 | rewards | bombs that win their trick: +20 / -10 at once; at the end the winner gets 1 per card left in each loser's hand (2 if the loser never played) |
 | rules | ``docs/rules/paodekuai.md``; decisions in :mod:`cardenvs.games.paodekuai` |
 
@@ -17,6 +17,7 @@ straight (5+, within 3..A), trio + 2 (any two other cards), airplane (2+ trios w
 2 kickers a trio), bomb (four of a kind).  A trio or airplane that is the whole remaining hand
 may carry fewer kickers.  A follower who can beat must (bombs included); when the next seat
 holds one card, a single must be the player's highest card.  The first player out wins.
+The action space is large (every trio and airplane with its kickers is its own action).
 
 **Options** (keywords of ``env()``): ``deck="16"|"15"``, ``first_lead="S3"|"H3"``,
 ``first_play_has_lead_card=True``, ``aaa_bomb=False``, ``four_with_three=False``,
@@ -28,11 +29,16 @@ holds one card, a single must be the player's highest card.  The first player ou
 ``body+kickers`` such as ``"555+34"``, ``"333444+5566"``; the short last plays ``"555"``,
 ``"555+3"``), ``pass`` (id ``T``).  ``action_to_string`` / ``string_to_action`` round-trip.
 
-**Custom deals**: ``env.reset(options={{"hands": [h0, h1, h2]}})`` with suited cards
+**Custom deals**: ``env.reset(options={"hands": [h0, h1, h2]})`` with suited cards
 (``"S3 H3 D4 ..."``, 16 each; the lead card names the leader) or unsuited ones plus
 ``"leader"``.
 
 **Info**: ``"leader"`` (the first leader), ``"scores"`` (each seat's score so far).
+
+**Hidden information.**  A seat sees its own hand; the two other hands are hidden.  Public:
+the first leader (so he held the lead card), every play and pass with its seat, the hand
+sizes, the bombs that won and the scores so far.  ``render()``, ``history`` and
+``get_state()`` show the whole table.
 
 **Observation** (relative seats: 0 = the observer, 1 = the next seat 下家, 2 = the one after):
 
