@@ -342,3 +342,15 @@ def trio_kicker_plays(rules: ComboRules, family: int, lengths: tuple[int, int], 
                     if rules.fits_deck(_add(body, kick)):
                         out.append(Play(_add(body, kick), family, length, top, body))
     return out
+
+
+def quad_kicker_plays(rules: ComboRules, family: int, k: int) -> list[Play]:
+    """Four of a kind with any ``k`` other cards as kickers, read as ``family`` (Pao De
+    Kuai's four + 3): an ordinary combination, no bomb power."""
+    out = []
+    for r in rules.natural_indices():
+        if rules.limit(r) >= 4 and r not in rules.chain_only:
+            body = _vec([(r, 4)])
+            out += [Play(_add(body, kick), family, 1, r, body) for kick in _single_kickers(rules, k, {r})
+                    if sum(body) + k <= rules.max_cards]
+    return out

@@ -121,3 +121,37 @@ def deal_suited(s, ids, n, hand_cards, mark, rng_slot):
         if cards[i] == mark:
             who = seat if seat < n else -1
     return who
+
+
+def lead_card_deal(deck: Deck, ids: np.ndarray, options: dict, n: int, hand_cards: int,
+                   lead_card: int, lead_name: str, keys: Sequence[str] = ("hands", "leader")):
+    """A custom deal of a game whose first leader holds one named card (Pao De Kuai's ♠3):
+    ``options["hands"]`` with suited cards (the holder of card id ``lead_card`` leads) or
+    without suits plus ``options["leader"]`` (rules README, convention 8).
+
+    Returns ``(counts (n, 16), leader, suited)``; a ``ValueError`` names what is wrong (an
+    unknown key, a card outside the deck or given twice, a missing or superfluous leader)."""
+    from .options import check_int
+
+    unknown = set(options) - set(keys)
+    if unknown:
+        raise ValueError(f"unknown deal option(s) {sorted(unknown)}; known: {list(keys)}")
+    hands = options.get("hands")
+    suited = isinstance(hands, (list, tuple)) and any(
+        isinstance(h, str) and any(ch in "SHCD" for ch in h) for h in hands)
+    leader = options.get("leader")
+    if suited:
+        if leader is not None:
+            raise ValueError("'leader' is decided by the lead card of a suited deal; give it "
+                             "only with hands written without suits")
+        cards, where = parse_suited_hands(deck, ids, hands, n, hand_cards)
+        leader = int(where[lead_card])
+        if leader < 0:
+            raise ValueError(f"the lead card {lead_name} is not dealt")
+        return cards, leader, True
+    cards, _ = parse_deal(deck, options, n, hand_cards, 0)
+    if leader is None:
+        raise ValueError(f"a deal without suits needs 'leader' (the seat the {lead_name} rule "
+                         f"would name)")
+    check_int("leader", leader, 0, n - 1)
+    return cards, int(leader), False

@@ -1,24 +1,17 @@
 """跑得快 Pao De Kuai: 3 players, 48 cards (or 45), each for himself; first out wins.
 
-Rules page: ``docs/rules/paodekuai.md``.  Everything is the shared engine's: the combination
-set (:class:`~cardenvs.core.combos.ComboRules` plus
-:func:`~cardenvs.core.combos.trio_kicker_plays`), the suited deal
-(:mod:`cardenvs.core.deals`), the play-phase constraints and payments
-(:mod:`cardenvs.core.follow`), the observation writers (:mod:`cardenvs.core.encode`).
+Rules page: ``docs/rules/paodekuai.md``.  Everything is the shared engine's: the combination set
+(:class:`~cardenvs.core.combos.ComboRules`, ``trio_kicker_plays``, ``quad_kicker_plays``), the
+suited deal (:mod:`cardenvs.core.deals`), the play rules and payments (:mod:`cardenvs.core.follow`),
+the observation writers (:mod:`cardenvs.core.encode`).  Where the page is silent:
 
-Decisions where the rules page is silent (defaults first):
-
-* a trio is played only with its 2 kickers (trio + 2) or, as the whole remaining hand, with
-  fewer (``short_finish``); trio + 2 is family ``trio_pair`` and an airplane ``airplane_pairs``
-  whatever the kickers are; four of a kind + 3 (``four_with_three``) is ``four_two_singles``;
-* kickers are any cards of other ranks, up to four of one rank;
-* with ``aaa_bomb`` the three As are a bomb only (no trio or airplane holds AAA);
-* the first play must hold a card of the lead card's rank (suits never matter after the
-  deal, so any 3 played stands for ♠3); in a deal given without suits the ``leader`` plays any
-  combination when he holds no 3;
-* a bomb that ends the deal (its player goes out) has won its trick and is paid;
-* ``reward="win_loss"``: no payment before the end; each seat gets the sign of its whole
-  score of the deal (cards and bombs).
+* trio + 2 is family ``trio_pair``, an airplane ``airplane_pairs`` whatever the kickers, four + 3
+  ``four_two_singles``; kickers are any cards of other ranks, up to four of one rank; a trio is
+  never bare except as the last play (``short_finish``); with ``aaa_bomb`` AAA is a bomb only;
+* the first play holds a card of the lead card's rank (suits never matter after the deal); in a
+  deal given without suits the ``leader`` plays anything when he holds no 3;
+* a bomb that ends the deal has won its trick and is paid; ``reward="win_loss"``: nothing before
+  the end, then the sign of each seat's whole score of the deal (cards and bombs).
 """
 
 from __future__ import annotations
@@ -29,16 +22,16 @@ from numba import njit
 from ..core.cards import Deck
 from ..core.combos import (
     AIRPLANE_PAIRS, BOMB, FOUR_TWO_SINGLES, N_FAMILIES, TRIO, TRIO_PAIR, ComboRules, Play,
-    enumerate_plays, trio_kicker_plays, _single_kickers, _vec, _add,
+    enumerate_plays, quad_kicker_plays, trio_kicker_plays, _vec,
 )
-from ..core.deals import deal_suited, parse_deal, parse_suited_hands, suited_ids
+from ..core.deals import deal_suited, lead_card_deal, suited_ids
 from ..core.encode import Field, Layout, put_cards, put_table, rel_seat, set_cards, set_count, set_table, zero
 from ..core.follow import (
     gen_allowed, is_legal_row, legal_rows, pay_from_each, settle_cards_left, top_rank,
 )
 from ..core.game import Game, GameInfo
 from ..core.kernels import HOT, HOT_INLINE
-from ..core.options import check_bool, check_choice, check_int
+from ..core.options import checked_options
 from ..core.state import (
     AUX0, CUR, LANDLORD, LAST_ROW, LAST_SEAT, NDOUBLE, NLOG, PHASE, PLAYS0, PLAY_START, P_DONE, REW0,
     RNG, WINNER, clear_state, hand_off, hand_size, next_seat, play_action, played_off,
@@ -85,11 +78,7 @@ def play_table(deck: str = "16", aaa_bomb: bool = False, four_with_three: bool =
         power = max(p.bomb_power for p in plays) + 1
         plays.append(Play(_vec([(a, 3)]), BOMB, 0, power, _vec([(a, 3)]), power, 1))
     if four_with_three:
-        for r in rules.natural_indices():
-            if rules.limit(r) == 4:
-                for kick in _single_kickers(rules, 3, {r}):
-                    body = _vec([(r, 4)])
-                    plays.append(Play(_add(body, kick), FOUR_TWO_SINGLES, 1, r, body))
+        plays += quad_kicker_plays(rules, FOUR_TWO_SINGLES, 3)
     return Table(rules.deck, plays)
 
 
@@ -106,26 +95,26 @@ def _context(s, o):
     return need, top
 
 
+@njit(**HOT)
+def _begin(s, leader, suited):
+    s[LANDLORD] = -1
+    s[A_SUITED], s[A_LEADER] = suited, leader
+    start_play_phase(s, leader)
+
+
 @njit(cache=True, _nrt=True)  # deal_suited allocates its shuffle buffer
 def reset(s, seed, tab, o):
     """Shuffle the suited deck from ``seed``; the lead card's holder leads."""
     clear_state(s, seed)
-    s[LANDLORD] = -1
-    s[A_SUITED] = 1
-    lead = deal_suited(s, o[O_IDS:O_IDS + o[O_NIDS]], NP, o[O_HAND], o[O_LEAD], RNG)
-    s[A_LEADER] = lead
-    start_play_phase(s, lead)
+    _begin(s, deal_suited(s, o[O_IDS:O_IDS + o[O_NIDS]], NP, o[O_HAND], o[O_LEAD], RNG), 1)
 
 
 @njit(cache=True, _nrt=True)  # slice assignments need the runtime (a cold path)
 def reset_custom(s, seed, o, cards, leader, suited):
     clear_state(s, seed)
-    s[LANDLORD] = -1
     for i in range(NP):
         s[hand_off(i):hand_off(i) + 16] = cards[i]
-    s[A_SUITED] = suited
-    s[A_LEADER] = leader
-    start_play_phase(s, leader)
+    _begin(s, leader, suited)
 
 
 @njit(**HOT_INLINE)
@@ -146,8 +135,7 @@ def is_legal(s, a, tab, o):
 
 @njit(**HOT)
 def gen_rows(counts, prev, tab, o, out):
-    """The legal plays of a hand against ``prev`` (-1: a free lead) without the first-play
-    and highest-single rules (the benchmarks' standalone generator)."""
+    """Legal plays of a hand against ``prev`` (-1: free lead), no first-play / top-single rule."""
     return gen_allowed(counts, prev, tab, out, -1, -1, o, O_FULL)
 
 
@@ -271,23 +259,9 @@ class PaoDeKuai(Game):
                  four_with_three: bool = False, short_finish: bool = True,
                  must_beat: bool = True, top_single_on_last_card: bool = True,
                  one_card_free: bool = False, bomb_pay: int = 10, reward: str = "score"):
-        check_choice("deck", deck, ("16", "15"))
-        check_choice("first_lead", first_lead, ("S3", "H3"))
-        check_choice("reward", reward, ("score", "win_loss"))
-        for k, v in (("first_play_has_lead_card", first_play_has_lead_card),
-                     ("aaa_bomb", aaa_bomb), ("four_with_three", four_with_three),
-                     ("short_finish", short_finish), ("must_beat", must_beat),
-                     ("top_single_on_last_card", top_single_on_last_card),
-                     ("one_card_free", one_card_free)):
-            check_bool(k, v)
-        check_int("bomb_pay", bomb_pay, 0, 10**6)
-        self.options = dict(deck=deck, first_lead=first_lead,
-                            first_play_has_lead_card=bool(first_play_has_lead_card),
-                            aaa_bomb=bool(aaa_bomb), four_with_three=bool(four_with_three),
-                            short_finish=bool(short_finish), must_beat=bool(must_beat),
-                            top_single_on_last_card=bool(top_single_on_last_card),
-                            one_card_free=bool(one_card_free), bomb_pay=int(bomb_pay),
-                            reward=reward)
+        self.options = checked_options(locals(), self.OPTIONS, dict(
+            deck=("16", "15"), first_lead=("S3", "H3"), bomb_pay=(0, 10**6),
+            reward=("score", "win_loss")))
         self.hand_cards = self.max_hand = 16 if deck == "16" else 15
         self.info = GameInfo(name="paodekuai", title="Pao De Kuai", n_players=NP,
                              deck_size=3 * self.hand_cards, zero_sum=True, teams="each for himself",
@@ -326,53 +300,30 @@ class PaoDeKuai(Game):
     def custom_deal(self, state: np.ndarray, options: dict, seed: int) -> None:
         """Set up ``state`` from ``{"hands": [h0, h1, h2]}`` with suited cards (the lead card
         names the leader) or unsuited ones plus ``"leader"`` (rules README, convention 8)."""
-        unknown = set(options) - set(self.deal_keys)
-        if unknown:
-            raise ValueError(f"unknown deal option(s) {sorted(unknown)}; known: {list(self.deal_keys)}")
-        hands = options.get("hands")
-        suited = isinstance(hands, (list, tuple)) and any(
-            isinstance(h, str) and any(ch in "SHCD" for ch in h) for h in hands)
-        leader = options.get("leader")
-        if suited:
-            if leader is not None:
-                raise ValueError("'leader' is decided by the lead card of a suited deal; give it "
-                                 "only with hands written without suits")
-            cards, where = parse_suited_hands(self.deck, self.ids, hands, NP, self.hand_cards)
-            leader = int(where[int(self.opts[O_LEAD])])
-            if leader < 0:
-                raise ValueError("the lead card is not dealt")
-        else:
-            cards, _ = parse_deal(self.deck, options, NP, self.hand_cards, 0)
-            if leader is None:
-                raise ValueError("a deal without suits needs 'leader' (the seat the "
-                                 f"{self.options['first_lead']} rule would name)")
-            check_int("leader", leader, 0, NP - 1)
+        cards, leader, suited = lead_card_deal(self.deck, self.ids, options, NP, self.hand_cards,
+                                               int(self.opts[O_LEAD]), self.options["first_lead"])
         reset_custom(state, np.int64(seed), self.opts, np.ascontiguousarray(cards, np.int64),
-                     int(leader), int(suited))
+                     leader, int(suited))
 
     def hidden(self, state: np.ndarray, seat: int):
-        """The other two hands; in a suited deal the first leader held the lead card (a marker
-        on one of the 3s of the unseen seats, checked to be his)."""
-        from ..core.infostate import FirstMarker, Hidden, Marker, hand_piles
+        """The other two hands; in a suited deal the first leader held the lead card."""
+        from ..core.infostate import Hidden, hand_piles, holder_of_card
 
         h = Hidden(piles=hand_piles(state, NP, seat))
-        lead, lr = int(state[A_LEADER]), int(self.opts[O_LEADRANK])
-        if int(state[A_SUITED]) == 1 and lead != seat:
-            places = [(q, (hand_off(q), played_off(NP, q))) for q in range(NP) if q != seat]
-            h.markers.append(Marker(A_LEADER, lr, places))
-            h.checks.append(FirstMarker(A_LEADER - lr, [lr], NP, lead))
+        if int(state[A_SUITED]) == 1:
+            holder_of_card(h, NP, seat, int(state[A_LEADER]), int(self.opts[O_LEADRANK]), A_LEADER)
         return h
 
     def public_facts(self, state: np.ndarray) -> dict:
-        """What a replay shows besides the cards: the first leader, scores so far, bombs won."""
-        return {"leader": int(state[A_LEADER]), "bombs": [int(x) for x in state[A_BOMBS:A_BOMBS + NP]],
-                "scores": [int(x) for x in state[A_TOTAL:A_TOTAL + NP]]}
+        """What a replay shows besides the cards: the first leader, bombs won, scores so far."""
+        return {"leader": int(state[A_LEADER]), "bombs": state[A_BOMBS:A_BOMBS + NP].tolist(),
+                "scores": state[A_TOTAL:A_TOTAL + NP].tolist()}
 
     def render(self, state: np.ndarray) -> str:
         from ..core.render import render_climbing
 
         body = render_climbing(self, state, role_name="").split("\n")
-        body[0] = (f"{self.info.title} | leader: player_{int(state[A_LEADER])} | bombs won: "
-                   f"{[int(x) for x in state[A_BOMBS:A_BOMBS + NP]]} | scores: "
-                   f"{[int(x) for x in state[A_TOTAL:A_TOTAL + NP]]}")
+        f = self.public_facts(state)
+        body[0] = (f"{self.info.title} | leader: player_{f['leader']} | bombs won: {f['bombs']} "
+                   f"| scores: {f['scores']}")
         return "\n".join(b for b in body if not b.startswith("   kitty"))
