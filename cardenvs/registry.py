@@ -138,5 +138,5 @@ register(GameSpec(
 register(GameSpec(
     "paodekuai", "paodekuai_v0", "cardenvs.games.paodekuai:PaoDeKuai", 3,
     "cardenvs/PaoDeKuai-Seat-v0", "docs/rules/paodekuai.md", pile="unused", places="winner",
-    default_slots=4096, rules_part="agents.rules:PaoDeKuaiPart",
+    default_slots=1024, rules_part="agents.rules:PaoDeKuaiPart",
     move_generator="cardenvs.games.paodekuai:gen_rows"))
