@@ -919,12 +919,14 @@ class PaoDeKuaiPart(GamePart):
 
 
 def _part_of(path: str) -> type:
-    """The part class named ``"module:Class"`` by a registry record (this module's own
-    classes without importing it again)."""
-    from cardenvs.registry import resolve
+    """The part class named ``"module:Class"`` by a registry record, the module within this
+    package (this module's own classes without importing it again)."""
+    import importlib
 
     mod, _, cls = path.partition(":")
-    return globals()[cls] if mod == __name__ else resolve(path)
+    if mod == __name__.rpartition(".")[2]:
+        return globals()[cls]
+    return getattr(importlib.import_module(f".{mod}", __package__), cls)
 
 
 #: game name -> its part of the rules agent (the ``rules_part`` of each registry record)

@@ -46,7 +46,9 @@ class GameSpec:
             then the others, ``"last_places"`` / ``"ranking"`` the game's own method.
         default_slots: default padded width of the legal-id rows of the slot views
             (above the largest legal count a search found).
-        rules_part: ``"module:Class"`` of the rules agent's part for the game.
+        rules_part: ``"module:Class"`` of the rules agent's part for the game, the module
+            within the agents package (``agents`` in a checkout, ``cardenvs.agents`` once
+            installed), e.g. ``"rules:WakengPart"``.
         move_generator: ``"module:function"`` of the game's standalone move generator
             ``fn(counts, prev, tab, opts, out) -> k`` for the benchmarks (games whose legal
             plays are not the plain :func:`cardenvs.core.kernels.gen_legal` of their table:
@@ -114,29 +116,29 @@ def spec(name: str) -> GameSpec:
 register(GameSpec(
     "doudizhu", "doudizhu_v0", "cardenvs.games.doudizhu:DouDizhu", 3,
     "cardenvs/DouDizhu-Seat-v0", "docs/rules/doudizhu.md", game_args=(3,),
-    roles=("landlord", "farmer"), default_slots=1024, rules_part="agents.rules:DouDizhuPart"))
+    roles=("landlord", "farmer"), default_slots=1024, rules_part="rules:DouDizhuPart"))
 register(GameSpec(
     "doudizhu4", "doudizhu4_v0", "cardenvs.games.doudizhu:DouDizhu", 4,
     "cardenvs/DouDizhu4-Seat-v0", "docs/rules/doudizhu.md", game_args=(4,),
-    roles=("landlord", "farmer"), default_slots=2048, rules_part="agents.rules:DouDizhuPart"))
+    roles=("landlord", "farmer"), default_slots=2048, rules_part="rules:DouDizhuPart"))
 register(GameSpec(
     "wakeng", "wakeng_v0", "cardenvs.games.wakeng:Wakeng", 3,
     "cardenvs/Wakeng-Seat-v0", "docs/rules/wakeng.md", roles=("digger", "farmer"),
     zones=(("buried", "cardenvs.games.wakeng:BURIED"),), default_slots=128,
-    rules_part="agents.rules:WakengPart"))
+    rules_part="rules:WakengPart"))
 register(GameSpec(
     "niangniang", "niangniang_v0", "cardenvs.games.niangniang:Niangniang", 4,
     "cardenvs/Niangniang-Seat-v0", "docs/rules/niangniang.md", pile="bottom",
     roles=("niangniang", "catcher"), role_titles=("娘娘", "catcher"), places="last_places",
-    default_slots=349, rules_part="agents.rules:NiangniangPart",
+    default_slots=349, rules_part="rules:NiangniangPart",
     move_generator="cardenvs.games.niangniang:legal_wild_rows"))
 register(GameSpec(
     "wulong", "wulong_v0", "cardenvs.games.wulong:Wulong", 4,
     "cardenvs/Wulong-Seat-v0", "docs/rules/wulong.md", pile="unused", places="ranking",
-    default_slots=2048, rules_part="agents.rules:WulongPart",
+    default_slots=2048, rules_part="rules:WulongPart",
     move_generator="cardenvs.games.wulong:gen_rows"))
 register(GameSpec(
     "paodekuai", "paodekuai_v0", "cardenvs.games.paodekuai:PaoDeKuai", 3,
     "cardenvs/PaoDeKuai-Seat-v0", "docs/rules/paodekuai.md", pile="unused", places="winner",
-    default_slots=1024, rules_part="agents.rules:PaoDeKuaiPart",
+    default_slots=1024, rules_part="rules:PaoDeKuaiPart",
     move_generator="cardenvs.games.paodekuai:gen_rows"))
