@@ -41,6 +41,7 @@ from cardenvs.core.combos import (
 )
 from cardenvs.core.kernels import gen_legal
 from cardenvs.core.wild import gen_legal_wild
+from cardenvs.registry import REGISTRY
 
 from .base import Agent, ObsReader, as_game, legal_ids, obs_vector
 from .planner import (
@@ -120,6 +121,11 @@ class GamePart:
     def wild_rows(self):
         """The game's :class:`cardenvs.core.wild.WildRows` (``None`` without wild cards)."""
         return None
+
+    def plan_view(self, pr):
+        """The planner's view of the play table (:func:`agents.planner.plan_rules`), amended
+        where the table alone misleads it (default: as it is)."""
+        return pr
 
     # -- teams -----------------------------------------------------------------------------------
     def teams(self, obs: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -204,6 +210,7 @@ class RulesAgent(Agent):
         self.lone = float(self.part.lone_cost)
         self.wr = self.part.wild_rows() if self.wild.size else None
         self.pr, self._by_body = _table_info(game.table, bool(self.wild.size))
+        self.pr = self.part.plan_view(self.pr)
         self._buf = np.empty(len(game.table) + 1, np.int64)
         self._oc = np.zeros((MAX_COMBOS, 16), np.int64)
         self._om = np.zeros((MAX_COMBOS, 4), np.int64)
@@ -930,14 +937,39 @@ class WulongPart(GamePart):
         return best[1]
 
 
-#: game name -> its part of the rules agent
-PARTS: dict[str, type] = {
-    "doudizhu": DouDizhuPart,
-    "doudizhu4": DouDizhuPart,
-    "wakeng": WakengPart,
-    "niangniang": NiangniangPart,
-    "wulong": WulongPart,
-}
+class PaoDeKuaiPart(GamePart):
+    """跑得快: every seat for himself (the must-beat and highest-single rules are the engine's:
+    the agent chooses among what is legal).  The table holds trios and airplanes only with
+    kickers, so the planner is told that they exist as the bodies of those plays."""
+
+    size_norm = 16
+
+    def plan_view(self, pr):
+        copies = self.game.deck.copies
+        a = self.game.deck.order.index("A")
+        ok = np.array([r < len(copies) and copies[r] >= 3 for r in range(16)], np.bool_)
+        trio_ok = pr.trio_ok | ok
+        chain_ok = pr.chain_ok.copy()
+        chain_ok[3, :a + 1] = ok[:a + 1]
+        minlen, maxlen = pr.minlen.copy(), pr.maxlen.copy()
+        minlen[3], maxlen[3] = 2, 5
+        return pr._replace(trio_ok=trio_ok, chain_ok=chain_ok, minlen=minlen, maxlen=maxlen)
+
+
+def _part_of(path: str) -> type:
+    """The part class named ``"module:Class"`` by a registry record, the module within this
+    package (this module's own classes without importing it again)."""
+    import importlib
+
+    mod, _, cls = path.partition(":")
+    if mod == __name__.rpartition(".")[2]:
+        return globals()[cls]
+    return getattr(importlib.import_module(f".{mod}", __package__), cls)
+
+
+#: game name -> its part of the rules agent (the ``rules_part`` of each registry record)
+PARTS: dict[str, type] = {name: _part_of(s.rules_part) for name, s in REGISTRY.items()
+                          if s.rules_part}
 
 
 def register_part(game_name: str, part: type) -> None:

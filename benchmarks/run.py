@@ -43,6 +43,7 @@ from numba import njit  # noqa: E402
 import cardenvs  # noqa: E402
 from cardenvs.core.kernels import gen_legal, planes  # noqa: E402
 from cardenvs.core.rollout import random_rollouts  # noqa: E402
+from cardenvs.registry import REGISTRY  # noqa: E402
 from cardenvs.core.state import (  # noqa: E402
     CUR, LAST_ROW, LAST_SEAT, LANDLORD, P_DONE, P_PLAY, PHASE, hand_off, kitty_off,
 )
@@ -307,10 +308,11 @@ def collect_positions(game, n: int, seed: int) -> Positions:
 # cardenvs measurements
 # ---------------------------------------------------------------------------------------------
 
-#: the wild-joker games' own move generators, ``fn(counts, prev, tab, opts, out) -> k``: the
-#: plain :func:`gen_legal` on their tables of *effective* plays would ignore the jokers
-WILD_GENERATORS = {"niangniang": ("cardenvs.games.niangniang", "legal_wild_rows"),
-                   "wulong": ("cardenvs.games.wulong", "gen_rows")}
+#: the games' own move generators, ``fn(counts, prev, tab, opts, out) -> k`` (the registry's
+#: ``move_generator``): the plain :func:`gen_legal` on the tables of the wild-joker games'
+#: *effective* plays would ignore the jokers, on a must-beat game's the rules it adds
+WILD_GENERATORS = {name: tuple(s.move_generator.split(":")) for name, s in REGISTRY.items()
+                   if s.move_generator}
 
 
 @dataclass
@@ -329,13 +331,14 @@ class MoveGen:
 
 def move_generator(name: str, game) -> MoveGen:
     """The move generator of game ``name``: :func:`gen_legal` for the plain games, the game's
-    own wild generator (:data:`WILD_GENERATORS`) for the wild-joker games."""
+    own generator (:data:`WILD_GENERATORS`) for the wild-joker and must-beat games."""
     if name in WILD_GENERATORS:
         mod, fn = WILD_GENERATORS[name]
         f = getattr(importlib.import_module(mod), fn, None)
         if f is None:
             log(f"!! {name}: {mod}.{fn} not found; move-generator rows skipped")
-        return MoveGen(f"`{fn}(counts, prev, tab, opts, out)` (jokers wild)", f, True)
+        what = "jokers wild" if getattr(getattr(game, "rules", None), "wilds", 0) else "its rules"
+        return MoveGen(f"`{fn}(counts, prev, tab, opts, out)` ({what})", f, True)
     if getattr(getattr(game, "rules", None), "wilds", 0):
         log(f"!! {name} has wild jokers but no entry in WILD_GENERATORS; generator rows skipped")
         return MoveGen("(no standalone generator)", None, True)

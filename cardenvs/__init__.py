@@ -23,22 +23,24 @@ from .api import GAMES, game_info, legal_moves, make_game
 from .core.infostate import (
     Constraint, Determinizer, InfoState, determinize, determinize_batch, infostate,
 )
-from . import doudizhu_v0
-from . import wakeng_v0
-from . import doudizhu4_v0
-from . import niangniang_v0
-from . import wulong_v0
+from .registry import REGISTRY
 
 __version__ = "0.1.0"
 
 #: registry name -> gymnasium id of its SeatEnv view (kwargs of ``gymnasium.make`` go to SeatEnv)
-GYM_IDS = {"doudizhu": "cardenvs/DouDizhu-Seat-v0", "doudizhu4": "cardenvs/DouDizhu4-Seat-v0",
-           "wakeng": "cardenvs/Wakeng-Seat-v0", "niangniang": "cardenvs/Niangniang-Seat-v0",
-           "wulong": "cardenvs/Wulong-Seat-v0"}
+GYM_IDS = {name: s.gym_id for name, s in REGISTRY.items()}
 
-__all__ = ["GAMES", "GYM_IDS", "doudizhu_v0", "doudizhu4_v0", "wakeng_v0", "niangniang_v0",
-           "wulong_v0", "game_info", "legal_moves", "make_game", "infostate", "determinize",
+__all__ = ["GAMES", "GYM_IDS", "REGISTRY", *GAMES.values(), "game_info", "legal_moves",
+           "make_game", "infostate", "determinize",
            "determinize_batch", "InfoState", "Determinizer", "Constraint", "__version__"]
+
+
+def _import_envs() -> None:
+    """Import every registered game's environment page as ``cardenvs.<module>``."""
+    import importlib
+
+    for module in GAMES.values():
+        globals()[module] = importlib.import_module(f".{module}", __name__)
 
 
 def _register() -> None:
@@ -67,4 +69,5 @@ def _register() -> None:
             register("aec", f"cardenvs/{name}-v0", entry_point=f"cardenvs.{module}:env")
 
 
+_import_envs()
 _register()

@@ -6,9 +6,10 @@ from functools import lru_cache
 
 import numpy as np
 
-#: registry name -> module of the AEC environment
-GAMES = {"doudizhu": "doudizhu_v0", "doudizhu4": "doudizhu4_v0", "wakeng": "wakeng_v0",
-         "niangniang": "niangniang_v0", "wulong": "wulong_v0"}
+from .registry import REGISTRY, spec as _spec
+
+#: registry name -> module of the AEC environment (from :data:`cardenvs.registry.REGISTRY`)
+GAMES = {name: s.env_module for name, s in REGISTRY.items()}
 
 
 def make_game(game: str, **options):
@@ -18,28 +19,7 @@ def make_game(game: str, **options):
 
 @lru_cache(maxsize=32)
 def _make_game(game: str, options: tuple):
-    opts = dict(options)
-    if game == "doudizhu":
-        from .games.doudizhu import DouDizhu
-
-        return DouDizhu(3, **opts)
-    if game == "doudizhu4":
-        from .games.doudizhu import DouDizhu
-
-        return DouDizhu(4, **opts)
-    if game == "wakeng":
-        from .games.wakeng import Wakeng
-
-        return Wakeng(**opts)
-    if game == "niangniang":
-        from .games.niangniang import Niangniang
-
-        return Niangniang(**opts)
-    if game == "wulong":
-        from .games.wulong import Wulong
-
-        return Wulong(**opts)
-    raise ValueError(f"unknown game {game!r}; known games: {', '.join(GAMES)}")
+    return _spec(game).make(**dict(options))
 
 
 def game_info(game: str):

@@ -48,17 +48,13 @@ from typing import Optional, Sequence
 
 import numpy as np
 
+from .registry import REGISTRY
 from .wrappers import policy_info
 
 Z95 = 1.959963984540054
 
-#: role names of the one-against-the-rest games: (solo, others)
-ROLE_NAMES = {
-    "doudizhu": ("landlord", "farmer"),
-    "doudizhu4": ("landlord", "farmer"),
-    "wakeng": ("digger", "farmer"),
-    "niangniang": ("niangniang", "catcher"),
-}
+#: role names of the one-against-the-rest games: (solo, others), from the registry
+ROLE_NAMES = {name: s.roles for name, s in REGISTRY.items() if s.roles}
 
 
 # -- statistics ---------------------------------------------------------------------------------------

@@ -20,13 +20,15 @@ from typing import Any, Optional, Union
 
 import numpy as np
 
+from .registry import REGISTRY
+
 #: default padded width ``K`` of the legal-id rows in the slot views (:mod:`cardenvs.sb3`'s
 #: ``LegalSlotVecEnv``, :mod:`cardenvs.rllib`): above the largest legal counts a
 #: hill-climbing search found (521 Dou Dizhu, 1,845 4-player Dou Dizhu, 1,766 Lanxi Wulong, 75
-#: Wakeng; Da Niangniang's whole action space is 349).  A position with more legal actions is
+#: Wakeng, 293 Pao De Kuai in 3,000 random 16-card free leads; Da Niangniang's whole action
+#: space is 349).  A position with more legal actions is
 #: never truncated: the engine stops with a RuntimeError that names it.
-DEFAULT_SLOTS = {"doudizhu": 1024, "doudizhu4": 2048, "wulong": 2048, "wakeng": 128,
-                 "niangniang": 349}
+DEFAULT_SLOTS = {name: s.default_slots for name, s in REGISTRY.items()}
 
 #: role names of the one-against-the-rest games: (solo, others); as in :mod:`cardenvs.arena`
 from .arena import ROLE_NAMES  # noqa: E402

@@ -40,12 +40,12 @@ FORMAT = "cardenvs-replay"
 VERSION = 1
 _MAX_SEED = 2**63 - 1  # the range reset() draws a deal seed from (cardenvs.core.aec)
 
-#: the pile that is not a hand, per game (the state's kitty region)
-PILE_NAMES = {"doudizhu": "kitty", "doudizhu4": "kitty", "wakeng": "kitty",
-              "niangniang": "bottom", "wulong": "unused"}
-#: roles of the one-against-the-rest games: (solo, others)
-ROLE_NAMES = {"doudizhu": ("landlord", "farmer"), "doudizhu4": ("landlord", "farmer"),
-              "wakeng": ("digger", "farmer"), "niangniang": ("娘娘", "catcher")}
+from .registry import REGISTRY, resolve, spec as _spec
+
+#: the pile that is not a hand, per game (the state's kitty region; from the registry)
+PILE_NAMES = {name: s.pile for name, s in REGISTRY.items()}
+#: roles of the one-against-the-rest games as the viewer shows them: (solo, others)
+ROLE_NAMES = {name: s.titles for name, s in REGISTRY.items() if s.roles}
 
 
 # -- the game's public state and card zones ------------------------------------------------------
@@ -62,10 +62,7 @@ def _zones(game) -> list[tuple[str, int]]:
     z = [(f"hand {i}", hand_off(i)) for i in range(n)]
     z += [(f"played {i}", played_off(n, i)) for i in range(n)]
     z.append((PILE_NAMES[game.info.name], kitty_off(n)))
-    if game.info.name == "wakeng":
-        from .games.wakeng import BURIED
-
-        z.append(("buried", BURIED))
+    z += [(zone, int(resolve(path))) for zone, path in _spec(game.info.name).zones]
     return z
 
 
@@ -97,21 +94,26 @@ def _public(game, s: np.ndarray, phases: Sequence[str]) -> dict:
         d["declared"] = game.declared(s)
         d["status"] = game.status(s)
         d["head"] = int(s[WINNER])
+    facts = getattr(game, "public_facts", None)  # a game's own public facts (its hook)
+    if facts is not None:
+        d.update(facts(s))
     return d
 
 
 def _places(game, s: np.ndarray) -> Optional[list[int]]:
     """Places of the deal just finished: the game's own order (Da Niangniang, Lanxi Wulong),
     else 1 for the winning side and 2 for the other (``None`` for a void deal)."""
-    name = game.info.name
-    if name == "niangniang":
+    how = _spec(game.info.name).places
+    if how == "last_places":
         return game.last_places(s)
-    if name == "wulong":
+    if how == "ranking":
         order = game.ranking(s)
         return [order.index(q) + 1 for q in range(game.n_players)]
     w = int(s[WINNER])
     if w < 0:
         return None
+    if how == "winner":
+        return [1 if q == w else 2 for q in range(game.n_players)]
     solo = int(s[LANDLORD])
     win_solo = w == solo
     return [1 if (q == solo) == win_solo else 2 for q in range(game.n_players)]

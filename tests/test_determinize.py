@@ -26,6 +26,7 @@ from cardenvs.core.infostate import (
 from cardenvs.core.state import CUR, PHASE, P_DONE, hand_off, kitty_off
 from cardenvs.games import niangniang as nn_mod
 from cardenvs.games import wakeng as wk_mod
+from cardenvs.games import paodekuai as pdk_mod
 from cardenvs.games import wulong as wl_mod
 
 
@@ -33,7 +34,7 @@ from cardenvs.games import wulong as wl_mod
 #: reach (doudizhu: auction, play; wakeng: + open, bury; niangniang: reveal, take, return,
 #: joker picks; wulong: wilds picks)
 PHASES = {"doudizhu": {0, 1}, "doudizhu4": {0, 1}, "wakeng": {0, 1, 4}, "niangniang": {1, 3, 4, 5},
-          "wulong": {1, 3}}
+          "wulong": {1, 3}, "paodekuai": {1}}
 CASES = [
     ("doudizhu", {}),
     ("doudizhu", {"all_pass": "redeal"}),
@@ -45,6 +46,8 @@ CASES = [
     ("niangniang", {"first_niangniang": "reveal_choice", "match": True, "target_score": 8}),
     ("wulong", {}),
     ("wulong", {"play_to_completion": True}),
+    ("paodekuai", {}),
+    ("paodekuai", {"first_play_has_lead_card": False, "deck": "15"}),
 ]
 
 N_POSITIONS = 10_000
@@ -624,3 +627,27 @@ def test_wakeng_first_bidder_rule_informs_the_threes():
     y = reference_batch(g, s, 1, np.random.default_rng(16), 2000)
     q = (y[:, hand_off(0) + three] == 1).mean()
     assert abs(p - q) < 4 * math.sqrt(p * (1 - p) / 2000), (p, q)
+
+
+def test_paodekuai_first_leader_held_the_lead_card():
+    """Pao De Kuai: the seat that led first held ♠3.  Before any play (with
+    ``first_play_has_lead_card=False``, so nothing played shows it), a determinization gives
+    him k of the u threes the observer does not hold with probability proportional to
+    k * P_prior(k) (hypergeometric over the 32 unseen cards): the ♠3 is one of his k."""
+    g = cardenvs.make_game("paodekuai", first_play_has_lead_card=False)
+    s = g.new_state()
+    cards = [f"{s}{r}" for r in "456789TJQK" for s in "SHCD"] + ["HA", "CA", "DA", "S2"]
+    hands = [["H3"] + cards[0:15], ["S3"] + cards[15:30], ["C3", "D3"] + cards[30:44]]
+    g.custom_deal(s, {"hands": [" ".join(h) for h in hands]}, 0)
+    assert int(s[CUR]) == 1 and int(s[pdk_mod.A_SUITED]) == 1
+    u = 3  # the observer (seat 0) holds one 3
+    prior = np.array([math.comb(u, k) * math.comb(32 - u, 16 - k) for k in range(u + 1)], float)
+    post = prior * np.arange(u + 1)
+    post /= post.sum()
+    rng = np.random.default_rng(5)
+    n = 3000
+    rows = cardenvs.determinize_batch(g, s, 0, rng, n)
+    ks = rows[:, hand_off(1)]
+    assert ks.min() >= 1
+    stat, df = _chi2(np.bincount(ks, minlength=u + 1).astype(float), post * n)
+    assert stat < _chi2_crit(df), (np.bincount(ks), post * n)

@@ -24,14 +24,13 @@ from pathlib import Path
 
 import pytest
 
-from cardenvs import GAMES, make_game
+from cardenvs import GAMES, REGISTRY, make_game
 from cardenvs.core.aec import CardEnv
 
 ROOT = Path(__file__).resolve().parents[1]
 RULES = ROOT / "docs" / "rules"
 #: the rules page of each registered game
-PAGES = {"doudizhu": "doudizhu.md", "doudizhu4": "doudizhu.md", "wakeng": "wakeng.md",
-         "niangniang": "niangniang.md", "wulong": "wulong.md"}
+PAGES = {name: Path(s.rules_page).name for name, s in REGISTRY.items()}
 #: keywords of the environments that are not game options
 ENV_ONLY = {"self", "options"}
 

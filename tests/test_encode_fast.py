@@ -20,6 +20,7 @@ from cardenvs.core.combos import N_FAMILIES
 from cardenvs.core.encode import put_cards, set_cards, set_row, zero
 from cardenvs.core.state import CUR, PHASE, P_DONE, P_PLAY
 from cardenvs.games import doudizhu as ddz
+from cardenvs.games import paodekuai as pdk
 from cardenvs.games import wakeng as wk
 
 # (game, options, reference encoder, deals): the option sets switch the optional fields
@@ -32,6 +33,8 @@ CASES = [
     ("wakeng", {"open_hand": True, "reveal_kitty": True}, wk.encode_reference, 120),
     ("wakeng", {"bombs": False, "first_bidder": "lowest_club", "min_straight": 3},
      wk.encode_reference, 60),
+    ("paodekuai", {}, pdk.encode_reference, 60),
+    ("paodekuai", {"deck": "15", "bomb_pay": 0}, pdk.encode_reference, 30),
 ]
 
 

@@ -27,6 +27,7 @@ from cardenvs.core.kernels import (
 )
 from cardenvs.core.table import Table, planes_of, run_of
 from cardenvs.games.doudizhu import play_table
+from cardenvs.games.paodekuai import play_table as pdk_table
 
 ORDER = "3456789TJQKA2BR"
 
@@ -63,6 +64,7 @@ TABLES = {
     "ddz3-rlcard": lambda: play_table(3, "rlcard"),
     "ddz4": lambda: play_table(4, "seed"),
     "wakeng": _wakeng,
+    "paodekuai": lambda: pdk_table(),
     "wild-one-deck": _wild_one_deck,
     "wild-two-decks": _wild_two_decks,
 }

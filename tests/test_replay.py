@@ -25,6 +25,8 @@ CONFIGS = [
     ("niangniang", {"match": True, "target_score": 8}),
     ("wulong", {}),
     ("wulong", {"wild_jokers": "big_only"}),
+    ("paodekuai", {}),
+    ("paodekuai", {"deck": "15", "reward": "win_loss"}),
 ]
 SEEDS = range(6)
 

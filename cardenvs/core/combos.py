@@ -310,3 +310,47 @@ def enumerate_plays(rules: ComboRules) -> list[Play]:
         p = rocket_power(rules)
         add(rc, None, ROCKET, 0, p, p, 1)
     return out
+
+
+def trio_kicker_plays(rules: ComboRules, family: int, lengths: tuple[int, int], per: int,
+                      short: bool = False, skip: Sequence[int] = ()) -> list[Play]:
+    """Trios (``lengths == (1, 1)``) or trio chains of ``lengths[0]..lengths[1]`` trios within
+    ``chain_lo..chain_hi``, each trio carrying any ``per`` other cards as kickers (singles,
+    pairs or more of one rank, none of the trios' ranks; at most ``single_kicker_max_same``
+    of one rank), read as ``family`` (Pao De Kuai's trio + 2 and airplanes).
+
+    With ``short`` the plays with fewer kickers (down to none) are rows too, of the same
+    family, length and key: the last-play relaxation, legal only as a whole hand (see
+    :func:`cardenvs.core.follow.is_short`).  Trios of the ranks in ``skip`` are left out.
+    """
+    out: list[Play] = []
+    naturals = [r for r in rules.natural_indices() if r not in rules.chain_only]
+    for length in range(lengths[0], lengths[1] + 1):
+        if length == 1:
+            tops = [r for r in naturals if rules.limit(r) >= 3]
+        else:
+            tops = list(range(rules.chain_lo + length - 1, rules.chain_hi + 1))
+        for top in tops:
+            chain = set(range(top - length + 1, top + 1))
+            if chain & set(skip) or any(rules.limit(r) < 3 for r in chain):
+                continue
+            body = _vec((r, 3) for r in chain)
+            for k in range(0 if short else per * length, per * length + 1):
+                if 3 * length + k > rules.max_cards:
+                    break
+                for kick in _single_kickers(rules, k, chain):
+                    if rules.fits_deck(_add(body, kick)):
+                        out.append(Play(_add(body, kick), family, length, top, body))
+    return out
+
+
+def quad_kicker_plays(rules: ComboRules, family: int, k: int) -> list[Play]:
+    """Four of a kind with any ``k`` other cards as kickers, read as ``family`` (Pao De
+    Kuai's four + 3): an ordinary combination, no bomb power."""
+    out = []
+    for r in rules.natural_indices():
+        if rules.limit(r) >= 4 and r not in rules.chain_only:
+            body = _vec([(r, 4)])
+            out += [Play(_add(body, kick), family, 1, r, body) for kick in _single_kickers(rules, k, {r})
+                    if sum(body) + k <= rules.max_cards]
+    return out

@@ -2,10 +2,15 @@
 
 from __future__ import annotations
 
-import numpy as np
+from typing import Sequence
 
-from .cards import SUITS, Deck
+import numpy as np
+from numba import njit
+
+from .cards import NSLOT, SUITS, Deck
+from .kernels import shuffle
 from .options import check_int
+from .state import hand_off, kitty_off
 
 
 def check_deal_keys(options: dict, known) -> None:
@@ -104,3 +109,91 @@ def parse_deal(deck: Deck, options: dict, n: int, hand_cards: int, kitty_cards: 
     if total.sum() != full.sum():
         raise ValueError(f"impossible deal: {int(total.sum())} cards given, the deck has {int(full.sum())}")
     return np.array(hands), kitty
+
+
+# -- suited one-deck deals (a card that decides who acts first) -------------------------------------
+#
+# A suited card is the id ``rank * 4 + suit`` (suit index in ``cardenvs.core.cards.SUITS``,
+# "SHCD").  A game whose deck leaves cards out (Pao De Kuai's 48 cards) keeps the ids of the
+# cards it holds in its options vector and deals them with :func:`deal_suited`.
+
+
+def suited_ids(deck: Deck, removed: Sequence[str] = ()) -> np.ndarray:
+    """The suited card ids of a one-deck deck of ``deck.order`` without the jokers and the
+    cards in ``removed`` (``"H2"``, ``"SA"`` ...); checked against ``deck.copies``."""
+    out = [i for i in range(4 * deck.n_ranks) if deck.order[i // 4] not in "BR"
+           and f"{SUITS[i % 4]}{deck.order[i // 4]}" not in set(removed)]
+    got = np.bincount(np.array(out) // 4, minlength=deck.n_ranks)
+    if tuple(int(c) for c in got) != tuple(deck.copies):
+        raise ValueError(f"the suited cards {got.tolist()} do not make the deck {deck.copies}")
+    return np.array(out, np.int64)
+
+
+def parse_suited_hands(deck: Deck, ids: np.ndarray, hands, n: int, hand_cards: int):
+    """Parse ``n`` suited hands (``"S3 H3 D4 ..."``) of ``hand_cards`` cards each, dealt from the
+    suited cards ``ids``: ``(counts (n, 16), where)`` with ``where[id]`` the seat holding a
+    card (-1: not dealt).  A card outside the deck, given twice, or a hand of the wrong size
+    is a ``ValueError`` that names it."""
+    hands = hands_list({"hands": hands}, n)
+    have = set(int(i) for i in ids)
+    where = np.full(4 * NSLOT, -1, np.int64)
+    counts = np.zeros((n, NSLOT), np.int64)
+    for seat, text in enumerate(hands):
+        what = f"hand of seat {seat}"
+        cards = deck.parse_suited(text, what=what)
+        if len(cards) != hand_cards:
+            raise ValueError(f"{what} has {len(cards)} cards; this game deals {hand_cards}")
+        for suit, r in cards:
+            c = r * 4 + SUITS.index(suit) if suit else -1
+            if c not in have:
+                raise ValueError(f"{what}: {suit}{deck.order[r]} is not in this game's deck")
+            if where[c] >= 0:
+                raise ValueError(f"impossible deal: {suit}{deck.order[r]} is in the hand of "
+                                 f"seat {where[c]} and in the {what}")
+            where[c] = seat
+            counts[seat, r] += 1
+    return counts, where
+
+
+@njit(cache=True, _nrt=True)  # allocates the shuffled copy (once a deal)
+def deal_suited(s, ids, n, hand_cards, mark, rng_slot):
+    """Shuffle the suited cards ``ids`` with the generator in ``s[rng_slot]``, deal
+    ``hand_cards`` to each of ``n`` seats (the rest go to the kitty region) and return the
+    seat dealt card ``mark`` (-1: nobody)."""
+    cards = ids.copy()
+    m = cards.shape[0]
+    shuffle(cards, m, s, rng_slot)
+    who = -1
+    for i in range(m):
+        seat = i // hand_cards
+        off = hand_off(seat) if seat < n else kitty_off(n)
+        s[off + cards[i] // 4] += 1
+        if cards[i] == mark:
+            who = seat if seat < n else -1
+    return who
+
+
+def lead_card_deal(deck: Deck, ids: np.ndarray, options: dict, n: int, hand_cards: int,
+                   lead_card: int, lead_name: str, keys: Sequence[str] = ("hands", "leader")):
+    """A custom deal of a game whose first leader holds one named card (Pao De Kuai's ♠3):
+    ``options["hands"]`` with suited cards (the holder of card id ``lead_card`` leads) or
+    without suits plus ``options["leader"]`` (rules README, convention 8).
+
+    Returns ``(counts (n, 16), leader, suited)``; a ``ValueError`` names what is wrong (an
+    unknown key, a card outside the deck or given twice, a missing or superfluous leader)."""
+    check_deal_keys(options, keys)
+    hands = hands_list(options, n)
+    suited = all_suited(hands, keys=("leader",), options=options)
+    leader = options.get("leader")
+    if suited:
+        cards, where = parse_suited_hands(deck, ids, hands, n, hand_cards)
+        leader = int(where[lead_card])
+        if leader < 0:
+            raise ValueError(f"the lead card {lead_name} is not dealt")
+        return cards, leader, True
+    cards, _ = parse_deal(deck, options, n, hand_cards, 0)
+    if leader is None:
+        raise ValueError(f"a deal without suits needs 'leader' (the seat the {lead_name} rule "
+                         f"would name)")
+    check_int("leader", leader, 0, n - 1)
+    return cards, int(leader), False

@@ -1074,3 +1074,17 @@ def determinize_benchmark(game_or_env, n_positions: int = 50, n_samples: int = 2
             "samples_per_s": len(pos) * n_samples / total,
             "median_per_s": float(np.median(rates)), "min_per_s": float(min(rates)),
             "build_us": 1e6 * build / len(pos)}
+
+
+def holder_of_card(h: Hidden, n: int, seat: int, holder: int, rank: int, slot: int) -> Hidden:
+    """Declare that seat ``holder`` was dealt one particular card of rank ``rank`` (a named
+    suited card: Pao De Kuai's ♠3 names the first leader), as seen by ``seat``: a
+    :class:`Marker` in ``state[slot]`` picks one of the unseen seats' dealt cards of that rank
+    (hand and played, by their counts) and a :class:`FirstMarker` check keeps samples where it
+    is the holder's, so his count of the rank follows its exact posterior.  ``state[slot]``
+    must hold ``holder`` in the real state (the marker writes it back)."""
+    if holder != seat:
+        places = [(q, (hand_off(q), played_off(n, q))) for q in range(n) if q != seat]
+        h.markers.append(Marker(slot, rank, places))
+        h.checks.append(FirstMarker(slot - rank, [rank], n, holder))
+    return h

@@ -39,3 +39,23 @@ def check_seed(seed, name: str = "seed") -> int:
     if not 0 <= seed <= MAX_SEED:
         raise ValueError(f"{name} must be >= 0 and at most 2**63 - 1, got {seed}")
     return int(seed)
+
+
+def checked_options(values: dict, defaults: dict, allowed: dict) -> dict:
+    """``values`` (every option of a game, e.g. its constructor's keywords) checked and
+    normalised by the type of each default: a bool must be a bool, an int an int within
+    ``allowed[name] = (lo, hi)``, anything else one of ``allowed[name]`` (a tuple of choices).
+    Raises ``TypeError`` / ``ValueError`` naming the option (see :func:`check_bool` ...)."""
+    out = {}
+    for name, default in defaults.items():
+        v = values[name]
+        if isinstance(default, bool):
+            check_bool(name, v)
+            out[name] = bool(v)
+        elif isinstance(default, int):
+            check_int(name, v, *allowed[name])
+            out[name] = int(v)
+        else:
+            check_choice(name, v, allowed[name])
+            out[name] = v
+    return out
