@@ -9,9 +9,16 @@ drives any :class:`cardenvs.core.game.Game` through its methods (``new_state``, 
   (:meth:`Game.action_features`).  Its first layer is applied split: the observation part once
   per position, the action part once per legal action (the same function as one linear layer
   over the concatenation, far cheaper when a position has hundreds of legal plays).
-* **Self-play**: ``--envs`` games stepped in lockstep from Python; each step scores every
-  game's legal actions in one batched forward pass per network (positions with one legal
-  action are played without the network and not learned from).
+* **Self-play** (``--engine vector``, the default): ``--envs`` games on the self-play data
+  engine :class:`train.selfplay.SelfPlay` (the batched numba engine ``VectorGame``; the
+  observations, action features, exploration, per-seat returns and targets in numba): each
+  step scores every game's legal actions in one batched forward pass per network (positions
+  with one legal action are played without the network and not learned from).  With
+  ``--actors K`` the self-play runs in ``K`` separate processes (:class:`train.selfplay.ActorPool`,
+  shared-memory copies of the network refreshed after every update) and this process only
+  learns; the run is then not bit-reproducible (the batches' order depends on timing).
+  ``--engine lockstep`` is the former path, kept as the comparison baseline: the games
+  stepped one by one from Python (``Game.legal``/``step``/``encode`` per game).
 * **Exploration**: epsilon-greedy with Ape-X-style rates per game slot
   (``eps ** (1 + eps_alpha * i / (envs - 1))``: from ``eps`` down to ``eps ** (1 + eps_alpha)``).
 * **Targets**: the acting seat's return from its decision on (the sum of the rewards it is paid
@@ -206,6 +213,8 @@ class Config:
     teacher_margin_weight: float = 1.0
     replay: int = 1
     replay_size: int = 65536
+    engine: str = "vector"
+    actors: int = 0
 
     def eval_interval_s(self) -> float:
         if self.eval_minutes is not None:
@@ -246,6 +255,12 @@ def _check_config(cfg: Config) -> None:
         raise ValueError(f"replay must be an int >= 1, got {cfg.replay!r}")
     if cfg.replay > 1 and (not isinstance(cfg.replay_size, int) or cfg.replay_size < cfg.batch):
         raise ValueError(f"replay_size must be an int >= batch ({cfg.batch}), got {cfg.replay_size!r}")
+    if cfg.engine not in ("vector", "lockstep"):
+        raise ValueError(f"engine must be 'vector' or 'lockstep', got {cfg.engine!r}")
+    if not isinstance(cfg.actors, int) or cfg.actors < 0:
+        raise ValueError(f"actors must be an int >= 0, got {cfg.actors!r}")
+    if cfg.actors and cfg.engine != "vector":
+        raise ValueError("actors need the vector engine (--engine vector)")
     if not isinstance(cfg.teacher_updates, int) or cfg.teacher_updates < 0:
         raise ValueError(f"teacher_updates must be an int >= 0, got {cfg.teacher_updates!r}")
 
@@ -488,6 +503,7 @@ class DMC:
         self._teacher_s, self._teaching, self._margin_sum = 0.0, False, 0.0
         self._tb = None
         self._stop: Optional[StopSignals] = None
+        self._engine = self._actors = None
 
     # -- checkpoints ---------------------------------------------------------------------------
     def _load(self, ckpt: dict) -> None:
@@ -546,6 +562,8 @@ class DMC:
             self.pool.pop(0)
         self.opp_index = int(self.rng.integers(len(self.pool)))
         self.opp_net.load_state_dict(self.pool[self.opp_index])
+        if getattr(self, "_actors", None) is not None:
+            self._actors.publish(opp_net=self.opp_net)
 
     # -- learning ------------------------------------------------------------------------------
     def _push(self, obs: np.ndarray, act: np.ndarray, tgt: np.ndarray,
@@ -689,6 +707,56 @@ class DMC:
         self._teaching = self.teacher_active()
         for i in range(N):
             self._new_game(i)
+        self._stop_engine()
+        self._engine = None  # started by the first engine_step (after any teacher phase)
+
+    def _start_engine(self) -> None:
+        """The self-play data engine (in this process, or ``--actors`` processes)."""
+        from train.selfplay import ActorPool, SelfPlay, torch_scorer
+
+        cfg = self.cfg
+        seed = int(self.rng.integers(_SEED_MAX))
+        if cfg.actors:
+            self._actors = ActorPool(cfg.game, cfg.options, self.net, self.opp_net, actors=cfg.actors,
+                                     n=cfg.envs, seed=seed % 2**31, eps=self.eps_slot, scale=self.scale,
+                                     pool_frac=cfg.pool_frac, batch=cfg.batch, threads=1)
+            if self.pool:
+                self._actors.publish(opp_net=self.opp_net)
+            return
+        self._engine = SelfPlay(self.game, cfg.envs, seed=seed, eps=self.eps_slot, scale=self.scale,
+                                pool_frac=cfg.pool_frac)
+        self._score = torch_scorer(self.net, self.device)
+        self._opp_score = torch_scorer(self.opp_net, self.device)
+
+    def _stop_engine(self) -> None:
+        if getattr(self, "_actors", None) is not None:
+            self._actors.close()
+            self._actors = None
+
+    def engine_step(self) -> None:
+        """Self-play on the data engine: one decision in every game (in this process), or
+        the next batch of the actor processes; finished samples join the training queue."""
+        if self._engine is None and self._actors is None:
+            self._start_engine()
+        if self._actors is not None:
+            got = self._actors.get(timeout=0.5)
+            if got is None:
+                return
+            dec, games, (obs, act, tgt) = got
+            self._push(obs, act, tgt)
+            self.counters["decisions"] += int(dec)
+            self.counters["games"] += int(games)
+            self.counters["samples"] += len(act)
+            return
+        sp = self._engine
+        games0 = sp.games
+        sp.step(self._score, self._opp_score if self.pool else None)
+        if sp.ready_count:
+            b = sp.pop()
+            self._push(b.obs, b.act, b.target)
+            self.counters["samples"] += len(b)
+        self.counters["games"] += sp.games - games0
+        self.counters["decisions"] += sp.n
 
     def teacher_active(self) -> bool:
         """Whether the behaviour policy is the teacher now (``--teacher`` and its phase)."""
@@ -709,6 +777,8 @@ class DMC:
                   file=sys.stderr, flush=True)
         if teaching:
             self.teacher_step()
+        elif self.cfg.engine == "vector":
+            self.engine_step()
         else:
             self.selfplay_step()
 
@@ -915,6 +985,7 @@ class DMC:
                 return self._run(stop)
             finally:
                 self._stop = None
+                self._stop_engine()
 
     def _run(self, stop: StopSignals) -> dict:
         cfg = self.cfg
@@ -951,8 +1022,12 @@ class DMC:
             if now >= deadline - reserve or (cfg.max_updates and self.counters["updates"] >= cfg.max_updates):
                 break
             self.step()
+            updated = False
             while self._q_n >= cfg.batch:
                 self._update()
+                updated = True
+            if updated and self._actors is not None:
+                self._actors.publish(net=self.net)
             if not saved and self.counters["updates"] > updates0:
                 # the first learning step of the session: from now on there is work to lose
                 self.save_checkpoint()
@@ -1147,6 +1222,11 @@ def build_parser() -> argparse.ArgumentParser:
                    help="updates per fresh batch: R > 1 adds R-1 updates on batches drawn from a "
                         "replay buffer of the latest samples (for costly samples, e.g. teacher mode)")
     p.add_argument("--replay-size", type=int, default=d.replay_size, help="replay buffer size (samples)")
+    p.add_argument("--engine", default=d.engine, choices=("vector", "lockstep"),
+                   help="self-play on the data engine (train.selfplay, default) or the former "
+                        "per-game Python loop (the comparison baseline)")
+    p.add_argument("--actors", type=int, default=d.actors,
+                   help="self-play in this many separate processes (0: in this process)")
     p.add_argument("--export", default=None, help="also write the final weights here")
     p.add_argument("--no-progress", action="store_true")
     return p
@@ -1165,7 +1245,7 @@ def config_from_args(a: argparse.Namespace) -> Config:
         teacher=None if a.teacher in (None, "", "none") else a.teacher, teacher_eps=a.teacher_eps,
         teacher_mix=a.teacher_mix, teacher_minutes=a.teacher_minutes, teacher_updates=a.teacher_updates,
         teacher_margin=a.teacher_margin, teacher_margin_weight=a.teacher_margin_weight,
-        replay=a.replay, replay_size=a.replay_size)
+        replay=a.replay, replay_size=a.replay_size, engine=a.engine, actors=a.actors)
 
 
 def main(argv: Optional[Sequence[str]] = None) -> int:
