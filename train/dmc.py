@@ -17,7 +17,8 @@ drives any :class:`cardenvs.core.game.Game` through its methods (``new_state``, 
   ``--actors K`` the self-play runs in ``K`` separate processes (:class:`train.selfplay.ActorPool`,
   shared-memory copies of the network refreshed after every update) and this process only
   learns; the run is then not bit-reproducible (the batches' order depends on timing).
-  ``--engine lockstep`` is the former path, kept as the comparison baseline: the games
+  ``--backend ray`` runs the actors as Ray core actors instead (:mod:`train.ray_actors`: one
+  machine or a cluster, ``--ray-address``).  ``--engine lockstep`` is the former path, kept as the comparison baseline: the games
   stepped one by one from Python (``Game.legal``/``step``/``encode`` per game).
 * **Exploration**: epsilon-greedy with Ape-X-style rates per game slot
   (``eps ** (1 + eps_alpha * i / (envs - 1))``: from ``eps`` down to ``eps ** (1 + eps_alpha)``).
@@ -215,6 +216,9 @@ class Config:
     replay_size: int = 65536
     engine: str = "vector"
     actors: int = 0
+    init: Optional[str] = None
+    backend: str = "process"
+    ray_address: Optional[str] = None
 
     def eval_interval_s(self) -> float:
         if self.eval_minutes is not None:
@@ -259,6 +263,8 @@ def _check_config(cfg: Config) -> None:
         raise ValueError(f"engine must be 'vector' or 'lockstep', got {cfg.engine!r}")
     if not isinstance(cfg.actors, int) or cfg.actors < 0:
         raise ValueError(f"actors must be an int >= 0, got {cfg.actors!r}")
+    if cfg.backend not in ("process", "ray"):
+        raise ValueError(f"backend must be 'process' or 'ray', got {cfg.backend!r}")
     if cfg.actors and cfg.engine != "vector":
         raise ValueError("actors need the vector engine (--engine vector)")
     if not isinstance(cfg.teacher_updates, int) or cfg.teacher_updates < 0:
@@ -486,6 +492,8 @@ class DMC:
             # rows logged after the checkpoint describe work this run discards
             for name in ("log.csv", "eval.csv"):
                 truncate_csv(os.path.join(cfg.out, name), "decisions", self.counters["decisions"])
+        elif cfg.init is not None:
+            self.scale = self._load_init(cfg.init)
         else:
             self.scale = (random_return_scale(g, self.rng) if cfg.reward_scale == "auto"
                           else float(cfg.reward_scale))
@@ -506,6 +514,32 @@ class DMC:
         self._engine = self._actors = None
 
     # -- checkpoints ---------------------------------------------------------------------------
+    def _load_init(self, path: str) -> float:
+        """Warm start (``--init``): the network's weights from an :mod:`agents.trained` file of
+        the same shape; returns the reward scale to train with (the file's, unless
+        ``--reward-scale`` is a number).  A file with a ``prior`` (a rules override network)
+        is refused: its scores are advantages over the prior, not Q values."""
+        net = _trained.QNetwork(path)
+        reason = _trained._mismatch(net, self.game)
+        if reason is not None:
+            raise ValueError(f"--init {path!r}: {reason}")
+        if net.meta.get("prior"):
+            raise ValueError(f"--init {path!r}: the file overrides the {net.meta['prior']!r} agent "
+                             f"(its scores are advantages over it, not Q values)")
+        if list(net.meta.get("hidden", [])) != list(self.cfg.hidden):
+            raise ValueError(f"--init {path!r}: hidden sizes {net.meta.get('hidden')} differ from "
+                             f"--hidden {list(self.cfg.hidden)}")
+        ws = [np.concatenate([net.w_obs, net.w_act])] + [w for w, _ in net.layers]
+        bs = [net.b0] + [b for _, b in net.layers]
+        with torch.no_grad():
+            for layer, w, b in zip(self.net.layers, ws, bs):
+                layer.weight.copy_(torch.from_numpy(w.T.copy()))
+                layer.bias.copy_(torch.from_numpy(b))
+        self.opp_net.load_state_dict(self.net.state_dict())
+        if self.cfg.reward_scale != "auto":
+            return float(self.cfg.reward_scale)
+        return float(net.meta.get("reward_scale", 1.0))
+
     def _load(self, ckpt: dict) -> None:
         self.net.load_state_dict(ckpt["net"])
         self.opt.load_state_dict(ckpt["optimizer"])
@@ -547,7 +581,7 @@ class DMC:
         return {"game": self.cfg.game, "options": self.cfg.options, "reward_scale": self.scale,
                 "trainer": "dmc", "decisions": self.counters["decisions"],
                 "updates": self.counters["updates"], "train_minutes": round(self.counters["train_s"] / 60, 2),
-                "seed": self.cfg.seed, "teacher": self.cfg.teacher,
+                "seed": self.cfg.seed, "teacher": self.cfg.teacher, "init": self.cfg.init,
                 "teacher_decisions": self.counters["teacher_decisions"]}
 
     def export(self, path: Optional[str] = None, dtype=np.float16) -> str:
@@ -717,9 +751,15 @@ class DMC:
         cfg = self.cfg
         seed = int(self.rng.integers(_SEED_MAX))
         if cfg.actors:
-            self._actors = ActorPool(cfg.game, cfg.options, self.net, self.opp_net, actors=cfg.actors,
-                                     n=cfg.envs, seed=seed % 2**31, eps=self.eps_slot, scale=self.scale,
-                                     pool_frac=cfg.pool_frac, batch=cfg.batch, threads=1)
+            kw = dict(actors=cfg.actors, n=cfg.envs, seed=seed % 2**31, eps=self.eps_slot,
+                      scale=self.scale, pool_frac=cfg.pool_frac, batch=cfg.batch)
+            if cfg.backend == "ray":
+                from train.ray_actors import RayActorPool
+
+                self._actors = RayActorPool(cfg.game, cfg.options, self.net, self.opp_net,
+                                            address=cfg.ray_address, **kw)
+            else:
+                self._actors = ActorPool(cfg.game, cfg.options, self.net, self.opp_net, threads=1, **kw)
             if self.pool:
                 self._actors.publish(opp_net=self.opp_net)
             return
@@ -1227,6 +1267,15 @@ def build_parser() -> argparse.ArgumentParser:
                         "per-game Python loop (the comparison baseline)")
     p.add_argument("--actors", type=int, default=d.actors,
                    help="self-play in this many separate processes (0: in this process)")
+    p.add_argument("--backend", default=d.backend, choices=("process", "ray"),
+                   help="where the --actors run: local processes, or Ray actors (train.ray_actors: "
+                        "one machine or a cluster)")
+    p.add_argument("--ray-address", default=None,
+                   help="with --backend ray: the cluster to join (e.g. auto after `ray start`); "
+                        "default: a local Ray instance")
+    p.add_argument("--init", default=None, metavar="NPZ",
+                   help="warm start: the network's weights (and reward scale) from a weight file "
+                        "of train.dmc (e.g. agents/weights/wakeng.npz)")
     p.add_argument("--export", default=None, help="also write the final weights here")
     p.add_argument("--no-progress", action="store_true")
     return p
@@ -1245,7 +1294,8 @@ def config_from_args(a: argparse.Namespace) -> Config:
         teacher=None if a.teacher in (None, "", "none") else a.teacher, teacher_eps=a.teacher_eps,
         teacher_mix=a.teacher_mix, teacher_minutes=a.teacher_minutes, teacher_updates=a.teacher_updates,
         teacher_margin=a.teacher_margin, teacher_margin_weight=a.teacher_margin_weight,
-        replay=a.replay, replay_size=a.replay_size, engine=a.engine, actors=a.actors)
+        replay=a.replay, replay_size=a.replay_size, engine=a.engine, actors=a.actors, init=a.init,
+        backend=a.backend, ray_address=a.ray_address)
 
 
 def main(argv: Optional[Sequence[str]] = None) -> int:
