@@ -65,3 +65,26 @@ def test_init_warm_starts_from_a_weight_file(tmp_path):
 def test_lockstep_baseline_still_trains(tmp_path):
     res = DMC(_cfg(tmp_path, game="wakeng", engine="lockstep", max_updates=3, envs=16)).run()
     assert res["updates"] == 3 and res["games"] > 0
+
+
+def test_dmc_weights_make_a_network_only_agent(tmp_path):
+    t = DMC(_cfg(tmp_path, game="wakeng", max_updates=1, envs=8, hidden=(16,), batch=64))
+    t.run()
+    agent = TrainedAgent(make_game("wakeng"), weights=str(tmp_path / "wakeng.npz"))
+    assert agent.network_only and agent.prior is None and agent.net.meta["mode"] == "network"
+    shipped = TrainedAgent(make_game("doudizhu"))  # rules + learned bidding: not network-only
+    assert not shipped.network_only and shipped.prior is not None
+
+
+def test_learning_curves_png(tmp_path):
+    from train.curves import main as curves_main
+
+    run = tmp_path / "run"
+    run.mkdir()
+    (run / "eval.csv").write_text("deals,score,score_ci,win_rate,win_ci,opponent,train_s,decisions,updates\n"
+                                  "50,-1.0,0.5,0.3,0.1,rules,0.0,0,0\n50,0.5,0.4,0.5,0.1,rules,120.0,9,3\n"
+                                  "50,2.0,0.3,0.7,0.1,random,120.0,9,3\n")
+    out = tmp_path / "c.png"
+    assert curves_main([f"{run}:engine:25", "--out", str(out)]) == 0
+    assert out.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    assert curves_main([str(run), "--opponent", "search", "--out", str(out)]) == 2

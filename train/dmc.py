@@ -579,7 +579,7 @@ class DMC:
     def meta(self) -> dict:
         """Metadata stored in the exported weights."""
         return {"game": self.cfg.game, "options": self.cfg.options, "reward_scale": self.scale,
-                "trainer": "dmc", "decisions": self.counters["decisions"],
+                "trainer": "dmc", "mode": "network", "decisions": self.counters["decisions"],
                 "updates": self.counters["updates"], "train_minutes": round(self.counters["train_s"] / 60, 2),
                 "seed": self.cfg.seed, "teacher": self.cfg.teacher, "init": self.cfg.init,
                 "teacher_decisions": self.counters["teacher_decisions"]}
