@@ -14,7 +14,8 @@ times round-robin (every path sees the same machine load; the best repeat is kep
 * ``engine``: ``DMC(engine="vector").engine_step()``: the same network and games on
   :class:`train.selfplay.SelfPlay` in this process, and with ``--envs-large`` games;
 * ``engine, N actors``: :class:`train.selfplay.ActorPool` processes (one torch thread each),
-  decisions/s arriving at the learner (1 actor; 2 when ``--actors 2``);
+  decisions/s arriving at the learner in steady state (after ``2 * --seconds`` of draining
+  the batches queued during start-up; 1 actor; 2 when ``--actors 2``);
 * ``engine, no network``: the same engine with a free scoring function (the feature rows'
   sum): what the engine costs without the network, its ceiling;
 * the share of the engine's step spent in the network's forward pass.
@@ -120,6 +121,10 @@ def measure(game: str, seconds: float, repeats: int, envs: int, envs_large: int,
             got = None
             while got is None:  # the actors' start-up (spawned processes import everything)
                 got = pool.get(timeout=120)
+            # drain what the actors queued while the others started: only steady production counts
+            t0 = time.perf_counter()
+            while time.perf_counter() - t0 < 2 * seconds:
+                pool.get(timeout=30)
             rates = []
             for _ in range(repeats):
                 t0, dec = time.perf_counter(), 0
