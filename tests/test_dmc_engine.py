@@ -88,3 +88,68 @@ def test_learning_curves_png(tmp_path):
     assert curves_main([f"{run}:engine:25", "--out", str(out)]) == 0
     assert out.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     assert curves_main([str(run), "--opponent", "search", "--out", str(out)]) == 2
+
+
+def _spy_teacher(t):
+    """Record every (legal ids, action) of the teacher (the rules agent acts one position at a time)."""
+    calls = []
+    inner = t.teacher.act
+
+    def act(observation, legal=None, info=None):
+        a = inner(observation, legal, info)
+        calls.append((np.asarray(legal).copy(), int(a)))
+        return a
+
+    t.teacher.act = act
+    return calls
+
+
+def test_teacher_mode_on_the_engine_plays_the_teacher_and_keeps_alternatives(tmp_path):
+    t = DMC(_cfg(tmp_path, game="doudizhu", envs=16, teacher="rules", teacher_eps=0.0,
+                 teacher_margin=0.2))
+    t._start_selfplay()
+    calls = _spy_teacher(t)
+    t.step()  # starts the engine
+    for _ in range(80):
+        sp = t._engine
+        shown = [sp.vg.legal[i, :sp.vg.n_legal[i]].copy() for i in range(16)]
+        before = len(calls)
+        t.step()
+        step_calls = calls[before:]
+        slots = sp.pos_slot[:len(step_calls)]
+        # the teacher saw each game with 2+ legal actions once, with its legal ids, and every
+        # such game's move is the teacher's (no exploration, no network mix)
+        assert sorted(slots.tolist()) == [i for i in range(16) if len(shown[i]) > 1]
+        for (legal, _), i in zip(step_calls, slots):
+            assert sorted(legal.tolist()) == sorted(shown[i].tolist())
+        assert sp.actions[slots].tolist() == [a for _, a in step_calls]
+    assert t.counters["teacher_decisions"] == len(calls)
+    act = np.concatenate(t._q_act)
+    alt = np.concatenate(t._q_alt)
+    assert len(act) > 100 and len(alt) == len(act)
+    # the random alternative is always there and is another action than the teacher's; the
+    # network's greedy action is kept only where it differs from the teacher's
+    assert (alt[:, 1] >= 0).all() and (alt[:, 1] != act).all() and (alt[:, 0] != act).all()
+    # the samples' actions and alternatives were legal at their positions: the samples come
+    # in finished-game order, so compare as multisets of (action, alternative) legality
+    legal_of = {}
+    for legal, a in calls:
+        legal_of.setdefault(a, []).append(set(legal.tolist()))
+    assert all(any(alt[j, 1] in s for s in legal_of[int(act[j])]) for j in range(len(act)))
+
+
+def test_teacher_mode_engine_explores_at_the_teacher_rate(tmp_path):
+    t = DMC(_cfg(tmp_path, game="doudizhu", envs=32, teacher="rules", teacher_eps=0.5))
+    t._start_selfplay()
+    calls = _spy_teacher(t)
+    same = total = 0
+    for _ in range(60):
+        before = len(calls)
+        t.step()
+        step_calls = calls[before:]
+        played = t._engine.actions[t._engine.pos_slot[:len(step_calls)]]
+        same += int((played == np.array([a for _, a in step_calls])).sum())
+        total += len(step_calls)
+    # half the decisions follow the teacher, half are uniform (which hit the teacher's move
+    # now and then): the share that matches lies well between 0.5 and 1
+    assert total > 300 and 0.5 < same / total < 0.8

@@ -91,6 +91,7 @@ from torch.nn import functional as F
 
 from cardenvs.arena import agents_module, import_agents
 from cardenvs.cli import parse_option
+from .selfplay import _as_numpy
 
 # the agents package beside this one: ``agents`` in a checkout, ``cardenvs.agents`` installed
 _trained = agents_module("trained")
@@ -746,7 +747,7 @@ class DMC:
 
     def _start_engine(self) -> None:
         """The self-play data engine (in this process, or ``--actors`` processes)."""
-        from train.selfplay import ActorPool, SelfPlay, torch_scorer
+        from .selfplay import ActorPool, SelfPlay, torch_scorer
 
         cfg = self.cfg
         seed = int(self.rng.integers(_SEED_MAX))
@@ -754,7 +755,7 @@ class DMC:
             kw = dict(actors=cfg.actors, n=cfg.envs, seed=seed % 2**31, eps=self.eps_slot,
                       scale=self.scale, pool_frac=cfg.pool_frac, batch=cfg.batch)
             if cfg.backend == "ray":
-                from train.ray_actors import RayActorPool
+                from .ray_actors import RayActorPool
 
                 self._actors = RayActorPool(cfg.game, cfg.options, self.net, self.opp_net,
                                             address=cfg.ray_address, **kw)
@@ -790,6 +791,7 @@ class DMC:
             return
         sp = self._engine
         games0 = sp.games
+        sp.eps[:] = self.eps_slot
         sp.step(self._score, self._opp_score if self.pool else None)
         if sp.ready_count:
             b = sp.pop()
@@ -815,7 +817,9 @@ class DMC:
             print(f"[dmc] {'teacher' if teaching else 'self-play'} mode from "
                   f"{self.counters['train_s'] / 60:.1f} min, {self.counters['updates']} updates",
                   file=sys.stderr, flush=True)
-        if teaching:
+        if teaching and self.cfg.engine == "vector" and not self.cfg.actors:
+            self.engine_teacher_step()
+        elif teaching:
             self.teacher_step()
         elif self.cfg.engine == "vector":
             self.engine_step()
@@ -847,6 +851,70 @@ class DMC:
                 raise RuntimeError(f"teacher {agent!r} chose the illegal action {int(out[j])}")
         self._teacher_s += time.perf_counter() - t0
         return out
+
+    def engine_teacher_step(self) -> None:
+        """Teacher mode on the data engine (the same behaviour and samples as
+        :meth:`teacher_step`): every position with 2+ legal actions is the learner's; the
+        teacher's batched choice (or, with probability ``teacher_mix``, the network's greedy
+        action) is played, or a uniform legal action with probability ``teacher_eps`` (drawn
+        in the engine, which then records no alternatives); with the margin loss on, the
+        teacher's decisions keep the network's greedy action (when it differs) and one random
+        other legal action beside the sample."""
+        if self._engine is None:
+            self._start_engine()
+        g, rng, cfg, sp = self.game, self.rng, self.cfg, self._engine
+        sp.eps[:] = cfg.teacher_eps
+        games0 = sp.games
+        pos = sp.prepare()
+        n, sizes = pos.n, pos.sizes()
+        alt = None
+        if n:
+            t0 = time.perf_counter()
+            Agent = agents_module("base").Agent
+            agent = self.teacher
+            if type(agent).act_batch is not Agent.act_batch:
+                masks = np.zeros((n, g.n_actions), np.int8)
+                masks[pos.owner, pos.ids] = 1
+                t_act = np.asarray(agent.act_batch(pos.obs, masks), np.int64)
+            else:
+                t_act = np.empty(n, np.int64)
+                mask = self._mask
+                for p in range(n):
+                    legal = pos.ids[pos.seg[p]:pos.seg[p + 1]]
+                    mask[legal] = 1
+                    t_act[p] = agent.act({"observation": pos.obs[p], "action_mask": mask}, legal)
+                    mask[legal] = 0
+            self._teacher_s += time.perf_counter() - t0
+            hit = np.flatnonzero(pos.ids == t_act[pos.owner])
+            if len(hit) != n or (pos.owner[hit] != np.arange(n)).any():
+                bad = int(np.setdiff1d(np.arange(n), pos.owner[hit])[0]) if len(hit) < n else 0
+                raise RuntimeError(f"teacher {agent!r} chose the illegal action {int(t_act[bad])}")
+            chosen = t_act.copy()
+            mixed = np.zeros(n, np.bool_)
+            if cfg.teacher_mix > 0.0:
+                mixed = rng.random(n) < cfg.teacher_mix
+            if mixed.any() or self._margin_on:
+                q_net = _as_numpy(self._score(pos.obs, pos.feats, pos.owner))
+                greedy = pos.ids[segment_argmax(q_net, sizes)]
+                chosen[mixed] = greedy[mixed]
+                if self._margin_on:
+                    j_t = hit - pos.seg[:-1]
+                    r = (rng.random(n) * (sizes - 1)).astype(np.int64)
+                    r += r >= j_t
+                    alt = np.stack([np.where(greedy != t_act, greedy, -1), pos.ids[pos.seg[:-1] + r]], 1)
+                    alt[mixed] = -1
+            q = (pos.ids == chosen[pos.owner]).astype(np.float32)
+            sp.commit(q, alt)
+            self.counters["teacher_decisions"] += int(
+                (~mixed & (sp.actions[pos.slot] == t_act)).sum())
+        else:
+            sp.commit(np.zeros(0, np.float32))
+        if sp.ready_count:
+            b = sp.pop()
+            self._push(b.obs, b.act, b.target, b.alt if self._margin_on else None)
+            self.counters["samples"] += len(b)
+        self.counters["games"] += sp.games - games0
+        self.counters["decisions"] += sp.n
 
     def teacher_step(self) -> None:
         """Advance every game by one decision with the teacher as behaviour policy.

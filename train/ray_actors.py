@@ -39,8 +39,8 @@ class _Actor:
                  pool_frac: float, obs_dim: int, feat_dim: int, hidden: tuple):
         import torch
 
-        from train.dmc import QNet
-        from train.selfplay import SelfPlay, torch_scorer
+        from .dmc import QNet
+        from .selfplay import SelfPlay, torch_scorer
 
         torch.set_num_threads(1)
         torch.set_flush_denormal(True)

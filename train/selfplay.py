@@ -1,7 +1,8 @@
 """The self-play data engine: ``N`` games on :class:`cardenvs.vector.VectorGame`, everything but
 the network in numba.
 
-One :meth:`SelfPlay.step` advances every game by one decision:
+One :meth:`SelfPlay.step` advances every game by one decision (:meth:`SelfPlay.prepare` then
+:meth:`SelfPlay.commit`, for callers that choose actions themselves, e.g. a teacher agent):
 
 1. numba gathers the positions that need the network (slots whose seat to move has 2+ legal
    actions) into preallocated arrays: the observation of each position (``VectorGame.obs``,
@@ -66,11 +67,11 @@ PolicyFn = Callable[[np.ndarray, np.ndarray, np.ndarray], Any]
 # ---------------------------------------------------------------------------------------------
 @njit(cache=True)
 def _gather(n_legal, legal, seat, obs, learner_seat, feat_table, pos_slot, pos_obs, feats,
-            owner, seg_start, cnt):
+            owner, ids, seg_start, cnt):
     """Lay out the positions needing the network: learner positions ``[0, cnt[K_NPOS_L])``,
     then opponent positions up to ``cnt[K_NPOS]``; their legal actions' feature rows in
     ``feats`` (learner rows ``[0, cnt[K_M_L])``, all ``[0, cnt[K_M])``), ``owner`` = position
-    of each row.  Returns 0, or the feature rows needed when ``feats`` is too small."""
+    of each row, ``ids`` = its action id.  Returns 0, or the feature rows needed when ``feats`` is too small."""
     n = n_legal.shape[0]
     need = 0
     for i in range(n):
@@ -100,6 +101,7 @@ def _gather(n_legal, legal, seat, obs, learner_seat, feat_table, pos_slot, pos_o
                 for f in range(F):
                     feats[m, f] = feat_table[a, f]
                 owner[m] = p
+                ids[m] = a
                 m += 1
             p += 1
         if group == 0:
@@ -113,10 +115,11 @@ def _gather(n_legal, legal, seat, obs, learner_seat, feat_table, pos_slot, pos_o
 
 @njit(cache=True)
 def _choose(q, legal, n_legal, seat, pos_slot, pos_obs, seg_start, eps, rng, cum, actions,
-            st_obs, st_act, st_seat, st_base, st_slot, st_deal, deal_no, free, ep_idx, ep_len,
-            cnt):
+            alt, st_obs, st_act, st_alt, st_seat, st_base, st_slot, st_deal, deal_no, free, ep_idx,
+            ep_len, cnt):
     """Every slot's action: the forced one, else the best-scored legal action (learner
-    positions explore with ``eps[slot]``); learner decisions go to the sample store.
+    positions explore with ``eps[slot]``); learner decisions go to the sample store with
+    their two ``alt`` ids (``-1, -1`` for a decision that explored).
     Returns 0; 1 when the store has too few free entries (``cnt[K_NEED]``: how many are
     needed; nothing changed); 2 when a game exceeds ``ep_idx``'s width."""
     n = n_legal.shape[0]
@@ -139,8 +142,10 @@ def _choose(q, legal, n_legal, seat, pos_slot, pos_obs, seg_start, eps, rng, cum
             if q[a0 + j] > q[a0 + best]:
                 best = j
         if p < n_l:
+            explored = False
             if eps[i] > 0.0 and (rng_next(rng, i) >> 11) * (1.0 / 4503599627370496.0) < eps[i]:
                 best = rng_below(rng, i, k)
+                explored = True
             a = legal[i, best]
             cnt[K_FREE] -= 1
             f = free[cnt[K_FREE]]
@@ -148,6 +153,8 @@ def _choose(q, legal, n_legal, seat, pos_slot, pos_obs, seg_start, eps, rng, cum
                 st_obs[f, d] = pos_obs[p, d]
             s = seat[i]
             st_act[f] = a
+            st_alt[f, 0] = -1 if explored else alt[p, 0]
+            st_alt[f, 1] = -1 if explored else alt[p, 1]
             st_seat[f] = s
             st_base[f] = cum[i, s]
             st_slot[f] = i
@@ -189,8 +196,8 @@ def _settle(rewards, done, cum, ep_idx, ep_len, st_seat, st_base, st_tgt, ready,
 
 
 @njit(cache=True)
-def _pop(B, ready, free, st_obs, st_act, st_tgt, st_seat, st_slot, st_deal, out_obs, out_act,
-         out_tgt, out_seat, out_slot, out_deal, cnt):
+def _pop(B, ready, free, st_obs, st_act, st_alt, st_tgt, st_seat, st_slot, st_deal, out_obs,
+         out_act, out_alt, out_tgt, out_seat, out_slot, out_deal, cnt):
     """Copy the ``B`` oldest ready samples out and free their store entries."""
     cap = ready.shape[0]
     D = st_obs.shape[1]
@@ -200,6 +207,8 @@ def _pop(B, ready, free, st_obs, st_act, st_tgt, st_seat, st_slot, st_deal, out_
         for d in range(D):
             out_obs[b, d] = st_obs[f, d]
         out_act[b] = st_act[f]
+        out_alt[b, 0] = st_alt[f, 0]
+        out_alt[b, 1] = st_alt[f, 1]
         out_tgt[b] = st_tgt[f]
         out_seat[b] = st_seat[f]
         out_slot[b] = st_slot[f]
@@ -216,7 +225,8 @@ def _pop(B, ready, free, st_obs, st_act, st_tgt, st_seat, st_slot, st_deal, out_
 class Batch:
     """Samples of finished games: ``obs [B, D]`` float32 (the acting seat's observation),
     ``act [B]`` int64 (the action played), ``target [B]`` float32 (the Monte-Carlo return,
-    scaled), ``seat``, ``slot`` and ``deal`` (the slot's deal number, from 0) int64."""
+    scaled), ``seat``, ``slot`` and ``deal`` (the slot's deal number, from 0) int64, ``alt``
+    ``[B, 2]`` int64 (the alternative ids :meth:`SelfPlay.commit` was given; ``-1`` none)."""
 
     obs: np.ndarray
     act: np.ndarray
@@ -225,6 +235,7 @@ class Batch:
     slot: np.ndarray
     deal: np.ndarray
     feat_table: np.ndarray
+    alt: np.ndarray
 
     def __len__(self) -> int:
         return len(self.act)
@@ -232,6 +243,29 @@ class Batch:
     def feats(self) -> np.ndarray:
         """Feature rows of the actions played (``[B, F]`` float32)."""
         return self.feat_table[self.act]
+
+
+@dataclass
+class Positions:
+    """The positions of a step awaiting decisions (:meth:`SelfPlay.prepare`): ``n`` of them,
+    the first ``n_learner`` the learner's; ``obs [n, D]``; their legal actions laid end to
+    end: ``feats [m, F]``, ``owner [m]`` (position of each), ``ids [m]`` (action ids), the
+    learner's first (``m_learner``); ``seg [n + 1]`` (position ``p``'s actions are
+    ``seg[p]:seg[p + 1]``); ``slot [n]`` (the game of each).  Views into the engine's buffers."""
+
+    n_learner: int
+    n: int
+    m_learner: int
+    m: int
+    obs: np.ndarray
+    feats: np.ndarray
+    owner: np.ndarray
+    ids: np.ndarray
+    seg: np.ndarray
+    slot: np.ndarray
+
+    def sizes(self) -> np.ndarray:
+        return np.diff(self.seg)
 
 
 def _rates(eps, n: int) -> np.ndarray:
@@ -285,6 +319,9 @@ class SelfPlay:
         self.seg_start = np.zeros(n + 1, np.int64)
         self.feats = np.zeros((max(64, 8 * n), self.feat_dim), np.float32)
         self.owner = np.zeros(len(self.feats), np.int64)
+        self.ids = np.zeros(len(self.feats), np.int64)
+        self.alt = np.full((n, 2), -1, np.int64)
+        self._no_alt = np.full((n, 2), -1, np.int64)
         self._alloc_store(capacity or 64 * n)
         st = np.random.SeedSequence([int(seed), 0x5E1F]).generate_state(n, np.uint64) >> np.uint64(1)
         self.rng = st.astype(np.int64)
@@ -296,6 +333,7 @@ class SelfPlay:
         D = self.obs_dim
         self.st_obs = np.zeros((cap, D), np.float32)
         self.st_act = np.zeros(cap, np.int64)
+        self.st_alt = np.full((cap, 2), -1, np.int64)
         self.st_tgt = np.zeros(cap, np.float32)
         self.st_base = np.zeros(cap, np.float64)
         self.st_seat = np.zeros(cap, np.int64)
@@ -310,7 +348,7 @@ class SelfPlay:
         """Enlarge the store (entries keep their indices; the ready queue is laid out anew)."""
         old = len(self.st_act)
         cap = max(2 * old, old + need)
-        for name in ("st_obs", "st_act", "st_tgt", "st_base", "st_seat", "st_slot", "st_deal"):
+        for name in ("st_obs", "st_act", "st_alt", "st_tgt", "st_base", "st_seat", "st_slot", "st_deal"):
             a = getattr(self, name)
             b = np.zeros((cap, *a.shape[1:]), a.dtype)
             b[:old] = a
@@ -339,6 +377,56 @@ class SelfPlay:
     def samples(self) -> int:
         return int(self.cnt[K_SAMPLES])
 
+    def prepare(self) -> "Positions":
+        """Phase 1 of a step: lay out the positions that need a decision by the network
+        (learner positions first) and return views of them (valid until :meth:`commit`)."""
+        vg, cnt = self.vg, self.cnt
+        while True:
+            need = _gather(vg.n_legal, vg.legal, vg.seat, vg.obs, self.learner_seat,
+                           self.feat_table, self.pos_slot, self.pos_obs, self.feats, self.owner,
+                           self.ids, self.seg_start, cnt)
+            if need == 0:
+                break
+            self.feats = np.zeros((2 * need, self.feat_dim), np.float32)
+            self.owner = np.zeros(2 * need, np.int64)
+            self.ids = np.zeros(2 * need, np.int64)
+        npl, npos, ml, m = (int(x) for x in cnt[[K_NPOS_L, K_NPOS, K_M_L, K_M]])
+        return Positions(npl, npos, ml, m, self.pos_obs[:npos], self.feats[:m], self.owner[:m],
+                         self.ids[:m], self.seg_start[:npos + 1], self.pos_slot[:npos])
+
+    def commit(self, q, alt: Optional[np.ndarray] = None, pool: bool = False) -> int:
+        """Phase 2: play the best-``q`` action of each prepared position (learner positions
+        explore), record the learner decisions (with ``alt [learner positions, 2]``, ids kept
+        beside each sample, e.g. for a large-margin loss), step the games, settle the pay;
+        ``pool``: the finished deals draw learner seats (``pool_frac``).  Returns ``n``."""
+        vg, cnt = self.vg, self.cnt
+        q = np.ascontiguousarray(_as_numpy(q), np.float32)
+        if q.shape != (int(cnt[K_M]),):
+            raise ValueError(f"commit: {int(cnt[K_M])} scores needed, got shape {q.shape}")
+        a = self._no_alt
+        if alt is not None:
+            a = self.alt
+            a[:] = -1
+            a[:len(alt)] = alt
+        while True:
+            code = _choose(q, vg.legal, vg.n_legal, vg.seat, self.pos_slot, self.pos_obs,
+                           self.seg_start, self.eps, self.rng, self.cum, self.actions, a,
+                           self.st_obs, self.st_act, self.st_alt, self.st_seat, self.st_base,
+                           self.st_slot, self.st_deal, self.deal_no, self.free, self.ep_idx,
+                           self.ep_len, cnt)
+            if code == 0:
+                break
+            if code == 2:
+                raise RuntimeError(f"a {self.game.info.name} game went past {MAX_EPISODE} learner "
+                                   f"decisions")
+            self._grow(int(cnt[K_NEED]))
+        vg.step(self.actions)
+        _settle(vg.rewards, vg.done, self.cum, self.ep_idx, self.ep_len, self.st_seat, self.st_base,
+                self.st_tgt, self.ready, self.deal_no, self.learner_seat,
+                self.pool_frac if pool else 0.0, self.rng, self.scale, cnt)
+        self.decisions += self.n
+        return self.n
+
     def step(self, policy_fn: PolicyFn, opp_fn: Optional[PolicyFn] = None) -> int:
         """One decision in every game (see the module docstring); returns ``n``.
 
@@ -347,40 +435,15 @@ class SelfPlay:
         action belongs to) and returns ``m`` scores (numpy or torch); ``opp_fn`` the same for
         the opponents' positions (only with ``pool_frac > 0``; default ``policy_fn``).
         """
-        vg, cnt = self.vg, self.cnt
-        while True:
-            need = _gather(vg.n_legal, vg.legal, vg.seat, vg.obs, self.learner_seat,
-                           self.feat_table, self.pos_slot, self.pos_obs, self.feats, self.owner,
-                           self.seg_start, cnt)
-            if need == 0:
-                break
-            self.feats = np.zeros((2 * need, self.feat_dim), np.float32)
-            self.owner = np.zeros(2 * need, np.int64)
-        npl, npos, ml, m = (int(x) for x in cnt[[K_NPOS_L, K_NPOS, K_M_L, K_M]])
-        q = np.empty(m, np.float32)
+        pos = self.prepare()
+        q = np.empty(pos.m, np.float32)
+        npl, ml = pos.n_learner, pos.m_learner
         if ml:
-            q[:ml] = _as_numpy(policy_fn(self.pos_obs[:npl], self.feats[:ml], self.owner[:ml]))
-        if m > ml:
+            q[:ml] = _as_numpy(policy_fn(pos.obs[:npl], pos.feats[:ml], pos.owner[:ml]))
+        if pos.m > ml:
             fn = opp_fn if opp_fn is not None else policy_fn
-            q[ml:] = _as_numpy(fn(self.pos_obs[npl:npos], self.feats[ml:m], self.owner[ml:m] - npl))
-        while True:
-            code = _choose(q, vg.legal, vg.n_legal, vg.seat, self.pos_slot, self.pos_obs,
-                           self.seg_start, self.eps, self.rng, self.cum, self.actions, self.st_obs,
-                           self.st_act, self.st_seat, self.st_base, self.st_slot, self.st_deal,
-                           self.deal_no, self.free, self.ep_idx, self.ep_len, cnt)
-            if code == 0:
-                break
-            if code == 2:
-                raise RuntimeError(f"a {self.game.info.name} game went past {MAX_EPISODE} learner "
-                                   f"decisions")
-            self._grow(int(cnt[K_NEED]))
-        vg.step(self.actions)
-        pool = self.pool_frac if opp_fn is not None else 0.0
-        _settle(vg.rewards, vg.done, self.cum, self.ep_idx, self.ep_len, self.st_seat, self.st_base,
-                self.st_tgt, self.ready, self.deal_no, self.learner_seat, pool, self.rng,
-                self.scale, cnt)
-        self.decisions += self.n
-        return self.n
+            q[ml:] = _as_numpy(fn(pos.obs[npl:], pos.feats[ml:], pos.owner[ml:] - npl))
+        return self.commit(q, pool=opp_fn is not None)
 
     def pop(self, B: Optional[int] = None) -> Batch:
         """The ``B`` oldest ready samples (default: all of them) as a :class:`Batch` of copies."""
@@ -390,10 +453,10 @@ class SelfPlay:
             raise ValueError(f"pop({B}): {rl} samples are ready")
         out = Batch(np.empty((B, self.obs_dim), np.float32), np.empty(B, np.int64),
                     np.empty(B, np.float32), np.empty(B, np.int64), np.empty(B, np.int64),
-                    np.empty(B, np.int64), self.feat_table)
-        _pop(B, self.ready, self.free, self.st_obs, self.st_act, self.st_tgt, self.st_seat,
-             self.st_slot, self.st_deal, out.obs, out.act, out.target, out.seat, out.slot,
-             out.deal, self.cnt)
+                    np.empty(B, np.int64), self.feat_table, np.empty((B, 2), np.int64))
+        _pop(B, self.ready, self.free, self.st_obs, self.st_act, self.st_alt, self.st_tgt,
+             self.st_seat, self.st_slot, self.st_deal, out.obs, out.act, out.alt, out.target,
+             out.seat, out.slot, out.deal, self.cnt)
         return out
 
     def batches(self, policy_fn: PolicyFn, B: int, opp_fn: Optional[PolicyFn] = None,
