@@ -862,33 +862,16 @@ class DMC:
         other legal action beside the sample."""
         if self._engine is None:
             self._start_engine()
-        g, rng, cfg, sp = self.game, self.rng, self.cfg, self._engine
+        rng, cfg, sp = self.rng, self.cfg, self._engine
         sp.eps[:] = cfg.teacher_eps
         games0 = sp.games
         pos = sp.prepare()
         n, sizes = pos.n, pos.sizes()
         alt = None
         if n:
-            t0 = time.perf_counter()
-            Agent = agents_module("base").Agent
-            agent = self.teacher
-            if type(agent).act_batch is not Agent.act_batch:
-                masks = np.zeros((n, g.n_actions), np.int8)
-                masks[pos.owner, pos.ids] = 1
-                t_act = np.asarray(agent.act_batch(pos.obs, masks), np.int64)
-            else:
-                t_act = np.empty(n, np.int64)
-                mask = self._mask
-                for p in range(n):
-                    legal = pos.ids[pos.seg[p]:pos.seg[p + 1]]
-                    mask[legal] = 1
-                    t_act[p] = agent.act({"observation": pos.obs[p], "action_mask": mask}, legal)
-                    mask[legal] = 0
-            self._teacher_s += time.perf_counter() - t0
-            hit = np.flatnonzero(pos.ids == t_act[pos.owner])
-            if len(hit) != n or (pos.owner[hit] != np.arange(n)).any():
-                bad = int(np.setdiff1d(np.arange(n), pos.owner[hit])[0]) if len(hit) < n else 0
-                raise RuntimeError(f"teacher {agent!r} chose the illegal action {int(t_act[bad])}")
+            seg = pos.seg
+            t_act = self.teacher_actions(pos.obs, [pos.ids[seg[p]:seg[p + 1]] for p in range(n)])
+            hit = np.flatnonzero(pos.ids == t_act[pos.owner])  # one per position (checked legal)
             chosen = t_act.copy()
             mixed = np.zeros(n, np.bool_)
             if cfg.teacher_mix > 0.0:
