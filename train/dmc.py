@@ -20,6 +20,9 @@ drives any :class:`cardenvs.core.game.Game` through its methods (``new_state``, 
   ``--backend ray`` runs the actors as Ray core actors instead (:mod:`train.ray_actors`: one
   machine or a cluster, ``--ray-address``).  ``--engine lockstep`` is the former path, kept as the comparison baseline: the games
   stepped one by one from Python (``Game.legal``/``step``/``encode`` per game).
+* **Warm start** (``--init FILE``): the network starts from the weights of a ``train.dmc``
+  weight file of the same shape (e.g. a shipped network-only agent) and trains with its
+  reward scale; the exported file's ``train_minutes`` counts this run only.
 * **Exploration**: epsilon-greedy with Ape-X-style rates per game slot
   (``eps ** (1 + eps_alpha * i / (envs - 1))``: from ``eps`` down to ``eps ** (1 + eps_alpha)``).
 * **Targets**: the acting seat's return from its decision on (the sum of the rewards it is paid
