@@ -5,15 +5,20 @@
 * ``--actors 1`` (a separate self-play process) feeds the learner;
 * ``--init`` warm-starts from a weight file: the network scores exactly like the file's numpy
   agent, and files of another shape or with a rules prior are refused;
-* the lockstep baseline still runs (``--engine lockstep``).
+* the lockstep baseline still runs (``--engine lockstep``);
+* teacher mode on the engine plays the teacher's moves and keeps the margin alternatives;
+* the shipped network-only weights (``agents/weights/GAME_network.npz``) load as network-only
+  agents, fit in 5 MB and pick legal actions in every kind of decision.
 """
+
+import os
 
 import numpy as np
 import pytest
 
 torch = pytest.importorskip("torch")
 
-from agents.trained import TrainedAgent, default_weights_path  # noqa: E402
+from agents.trained import WEIGHTS_DIR, TrainedAgent, default_weights_path  # noqa: E402
 from cardenvs.api import make_game  # noqa: E402
 from train.dmc import DMC, Config, duplicate_returns, make_eval_agent, summarize  # noqa: E402
 
@@ -153,3 +158,26 @@ def test_teacher_mode_engine_explores_at_the_teacher_rate(tmp_path):
     # half the decisions follow the teacher, half are uniform (which hit the teacher's move
     # now and then): the share that matches lies well between 0.5 and 1
     assert total > 300 and 0.5 < same / total < 0.8
+
+
+NETWORK_FILES = sorted(f for f in os.listdir(WEIGHTS_DIR) if f.endswith("_network.npz"))
+
+
+@pytest.mark.parametrize("name", NETWORK_FILES)
+def test_shipped_network_only_weights_play_every_decision(name):
+    from helpers import random_decisions
+
+    path = os.path.join(WEIGHTS_DIR, name)
+    assert os.path.getsize(path) <= 5 * 2**20
+    game = make_game(name[:-len("_network.npz")])
+    agent = TrainedAgent(game, weights=path)
+    assert agent.network_only and agent.net.meta["mode"] == "network"
+    obs = np.zeros(game.layout.size, np.float32)
+    kinds = set()
+    for s, legal, _ in random_decisions(game, 3, seed=4):
+        if len(legal) > 1:
+            game.encode(s, game.current(s), obs)
+            a = agent.act({"observation": obs}, legal.copy())
+            assert a in legal
+            kinds.add(game.block_of(a))
+    assert "play" in kinds and len(kinds) >= 2  # card play and the other decisions (bids, ...)
