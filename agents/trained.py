@@ -4,7 +4,11 @@ The network is the one the Deep Monte-Carlo learner (``train/dmc.py``) and the r
 improver (``train/improve.py``) train: an MLP scoring the pair (observation of the seat to
 move, feature row of one legal action) with the seat's expected return.  The agent plays the
 legal action of highest score, or, for weights naming a prior agent, that agent's action
-unless the network scores another clearly higher.  Playing needs numpy and
+unless the network scores another clearly higher.  Weights without a prior make a
+*network-only* agent (``agent.network_only``): every decision (bids, digs, burying, the
+exchange, joker picks, 报牌, card play) is the network's argmax, with no rules fallback; the
+weights of ``train.dmc`` are of that kind (their ``meta`` says ``"mode": "network"``), and
+``trained:PATH`` loads either kind.  Playing needs numpy and
 the shipped weight file only (no torch import anywhere in this module).
 
 Weight file format (``.npz``, written by :func:`save_weights`, read by :func:`load_weights`):
@@ -166,6 +170,10 @@ class TrainedAgent(Agent):
         self.prior = None
         self.margins = prior_margins(self.net.meta)
         prior = self.net.meta.get("prior")
+        if prior and self.net.meta.get("mode") == "network":
+            raise ValueError(f"{self.path!r} says mode 'network' but names the prior {prior!r}")
+        #: every decision is the network's (no prior agent to fall back on)
+        self.network_only = not prior
         if prior:
             from . import make_agent
 

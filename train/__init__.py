@@ -7,5 +7,11 @@
   ``rules`` agent (:mod:`train.improve`): paired rollouts of the same deal give the exact
   advantage of another move; the exported weights name ``rules`` as their prior, which the
   network overrides where it scores a move clearly better.
+* :mod:`train.selfplay`: the self-play data engine every trainer can draw samples from
+  (``SelfPlay(game, n).batches(policy_fn, B)``: games, observations, action features and
+  Monte-Carlo targets in numba over :class:`cardenvs.vector.VectorGame`; ``ActorPool``
+  processes); :mod:`train.ray_actors`: the same actors on Ray (``train.dmc --backend ray``).
+* ``python -m train.curves RUN_DIR ... --out curves.png``: learning curves (score against an
+  opponent over training time, 95% CIs) of one or more runs.
 * ``python -m train METHOD GAME ...`` runs ``train.METHOD`` (e.g. ``python -m train dmc wakeng``).
 """

@@ -9,9 +9,20 @@ drives any :class:`cardenvs.core.game.Game` through its methods (``new_state``, 
   (:meth:`Game.action_features`).  Its first layer is applied split: the observation part once
   per position, the action part once per legal action (the same function as one linear layer
   over the concatenation, far cheaper when a position has hundreds of legal plays).
-* **Self-play**: ``--envs`` games stepped in lockstep from Python; each step scores every
-  game's legal actions in one batched forward pass per network (positions with one legal
-  action are played without the network and not learned from).
+* **Self-play** (``--engine vector``, the default): ``--envs`` games on the self-play data
+  engine :class:`train.selfplay.SelfPlay` (the batched numba engine ``VectorGame``; the
+  observations, action features, exploration, per-seat returns and targets in numba): each
+  step scores every game's legal actions in one batched forward pass per network (positions
+  with one legal action are played without the network and not learned from).  With
+  ``--actors K`` the self-play runs in ``K`` separate processes (:class:`train.selfplay.ActorPool`,
+  shared-memory copies of the network refreshed after every update) and this process only
+  learns; the run is then not bit-reproducible (the batches' order depends on timing).
+  ``--backend ray`` runs the actors as Ray core actors instead (:mod:`train.ray_actors`: one
+  machine or a cluster, ``--ray-address``).  ``--engine lockstep`` is the former path, kept as the comparison baseline: the games
+  stepped one by one from Python (``Game.legal``/``step``/``encode`` per game).
+* **Warm start** (``--init FILE``): the network starts from the weights of a ``train.dmc``
+  weight file of the same shape (e.g. a shipped network-only agent) and trains with its
+  reward scale; the exported file's ``train_minutes`` counts this run only.
 * **Exploration**: epsilon-greedy with Ape-X-style rates per game slot
   (``eps ** (1 + eps_alpha * i / (envs - 1))``: from ``eps`` down to ``eps ** (1 + eps_alpha)``).
 * **Targets**: the acting seat's return from its decision on (the sum of the rewards it is paid
@@ -83,6 +94,7 @@ from torch.nn import functional as F
 
 from cardenvs.arena import agents_module, import_agents
 from cardenvs.cli import parse_option
+from .selfplay import _as_numpy
 
 # the agents package beside this one: ``agents`` in a checkout, ``cardenvs.agents`` installed
 _trained = agents_module("trained")
@@ -206,6 +218,11 @@ class Config:
     teacher_margin_weight: float = 1.0
     replay: int = 1
     replay_size: int = 65536
+    engine: str = "vector"
+    actors: int = 0
+    init: Optional[str] = None
+    backend: str = "process"
+    ray_address: Optional[str] = None
 
     def eval_interval_s(self) -> float:
         if self.eval_minutes is not None:
@@ -246,6 +263,14 @@ def _check_config(cfg: Config) -> None:
         raise ValueError(f"replay must be an int >= 1, got {cfg.replay!r}")
     if cfg.replay > 1 and (not isinstance(cfg.replay_size, int) or cfg.replay_size < cfg.batch):
         raise ValueError(f"replay_size must be an int >= batch ({cfg.batch}), got {cfg.replay_size!r}")
+    if cfg.engine not in ("vector", "lockstep"):
+        raise ValueError(f"engine must be 'vector' or 'lockstep', got {cfg.engine!r}")
+    if not isinstance(cfg.actors, int) or cfg.actors < 0:
+        raise ValueError(f"actors must be an int >= 0, got {cfg.actors!r}")
+    if cfg.backend not in ("process", "ray"):
+        raise ValueError(f"backend must be 'process' or 'ray', got {cfg.backend!r}")
+    if cfg.actors and cfg.engine != "vector":
+        raise ValueError("actors need the vector engine (--engine vector)")
     if not isinstance(cfg.teacher_updates, int) or cfg.teacher_updates < 0:
         raise ValueError(f"teacher_updates must be an int >= 0, got {cfg.teacher_updates!r}")
 
@@ -471,6 +496,8 @@ class DMC:
             # rows logged after the checkpoint describe work this run discards
             for name in ("log.csv", "eval.csv"):
                 truncate_csv(os.path.join(cfg.out, name), "decisions", self.counters["decisions"])
+        elif cfg.init is not None:
+            self.scale = self._load_init(cfg.init)
         else:
             self.scale = (random_return_scale(g, self.rng) if cfg.reward_scale == "auto"
                           else float(cfg.reward_scale))
@@ -488,8 +515,35 @@ class DMC:
         self._teacher_s, self._teaching, self._margin_sum = 0.0, False, 0.0
         self._tb = None
         self._stop: Optional[StopSignals] = None
+        self._engine = self._actors = None
 
     # -- checkpoints ---------------------------------------------------------------------------
+    def _load_init(self, path: str) -> float:
+        """Warm start (``--init``): the network's weights from an :mod:`agents.trained` file of
+        the same shape; returns the reward scale to train with (the file's, unless
+        ``--reward-scale`` is a number).  A file with a ``prior`` (a rules override network)
+        is refused: its scores are advantages over the prior, not Q values."""
+        net = _trained.QNetwork(path)
+        reason = _trained._mismatch(net, self.game)
+        if reason is not None:
+            raise ValueError(f"--init {path!r}: {reason}")
+        if net.meta.get("prior"):
+            raise ValueError(f"--init {path!r}: the file overrides the {net.meta['prior']!r} agent "
+                             f"(its scores are advantages over it, not Q values)")
+        if list(net.meta.get("hidden", [])) != list(self.cfg.hidden):
+            raise ValueError(f"--init {path!r}: hidden sizes {net.meta.get('hidden')} differ from "
+                             f"--hidden {list(self.cfg.hidden)}")
+        ws = [np.concatenate([net.w_obs, net.w_act])] + [w for w, _ in net.layers]
+        bs = [net.b0] + [b for _, b in net.layers]
+        with torch.no_grad():
+            for layer, w, b in zip(self.net.layers, ws, bs):
+                layer.weight.copy_(torch.from_numpy(w.T.copy()))
+                layer.bias.copy_(torch.from_numpy(b))
+        self.opp_net.load_state_dict(self.net.state_dict())
+        if self.cfg.reward_scale != "auto":
+            return float(self.cfg.reward_scale)
+        return float(net.meta.get("reward_scale", 1.0))
+
     def _load(self, ckpt: dict) -> None:
         self.net.load_state_dict(ckpt["net"])
         self.opt.load_state_dict(ckpt["optimizer"])
@@ -529,9 +583,9 @@ class DMC:
     def meta(self) -> dict:
         """Metadata stored in the exported weights."""
         return {"game": self.cfg.game, "options": self.cfg.options, "reward_scale": self.scale,
-                "trainer": "dmc", "decisions": self.counters["decisions"],
+                "trainer": "dmc", "mode": "network", "decisions": self.counters["decisions"],
                 "updates": self.counters["updates"], "train_minutes": round(self.counters["train_s"] / 60, 2),
-                "seed": self.cfg.seed, "teacher": self.cfg.teacher,
+                "seed": self.cfg.seed, "teacher": self.cfg.teacher, "init": self.cfg.init,
                 "teacher_decisions": self.counters["teacher_decisions"]}
 
     def export(self, path: Optional[str] = None, dtype=np.float16) -> str:
@@ -546,6 +600,8 @@ class DMC:
             self.pool.pop(0)
         self.opp_index = int(self.rng.integers(len(self.pool)))
         self.opp_net.load_state_dict(self.pool[self.opp_index])
+        if getattr(self, "_actors", None) is not None:
+            self._actors.publish(opp_net=self.opp_net)
 
     # -- learning ------------------------------------------------------------------------------
     def _push(self, obs: np.ndarray, act: np.ndarray, tgt: np.ndarray,
@@ -689,6 +745,63 @@ class DMC:
         self._teaching = self.teacher_active()
         for i in range(N):
             self._new_game(i)
+        self._stop_engine()
+        self._engine = None  # started by the first engine_step (after any teacher phase)
+
+    def _start_engine(self) -> None:
+        """The self-play data engine (in this process, or ``--actors`` processes)."""
+        from .selfplay import ActorPool, SelfPlay, torch_scorer
+
+        cfg = self.cfg
+        seed = int(self.rng.integers(_SEED_MAX))
+        if cfg.actors:
+            kw = dict(actors=cfg.actors, n=cfg.envs, seed=seed % 2**31, eps=self.eps_slot,
+                      scale=self.scale, pool_frac=cfg.pool_frac, batch=cfg.batch)
+            if cfg.backend == "ray":
+                from .ray_actors import RayActorPool
+
+                self._actors = RayActorPool(cfg.game, cfg.options, self.net, self.opp_net,
+                                            address=cfg.ray_address, **kw)
+            else:
+                self._actors = ActorPool(cfg.game, cfg.options, self.net, self.opp_net, threads=1, **kw)
+            if self.pool:
+                self._actors.publish(opp_net=self.opp_net)
+            return
+        self._engine = SelfPlay(self.game, cfg.envs, seed=seed, eps=self.eps_slot, scale=self.scale,
+                                pool_frac=cfg.pool_frac)
+        self._score = torch_scorer(self.net, self.device)
+        self._opp_score = torch_scorer(self.opp_net, self.device)
+
+    def _stop_engine(self) -> None:
+        if getattr(self, "_actors", None) is not None:
+            self._actors.close()
+            self._actors = None
+
+    def engine_step(self) -> None:
+        """Self-play on the data engine: one decision in every game (in this process), or
+        the next batch of the actor processes; finished samples join the training queue."""
+        if self._engine is None and self._actors is None:
+            self._start_engine()
+        if self._actors is not None:
+            got = self._actors.get(timeout=0.5)
+            if got is None:
+                return
+            dec, games, (obs, act, tgt) = got
+            self._push(obs, act, tgt)
+            self.counters["decisions"] += int(dec)
+            self.counters["games"] += int(games)
+            self.counters["samples"] += len(act)
+            return
+        sp = self._engine
+        games0 = sp.games
+        sp.eps[:] = self.eps_slot
+        sp.step(self._score, self._opp_score if self.pool else None)
+        if sp.ready_count:
+            b = sp.pop()
+            self._push(b.obs, b.act, b.target)
+            self.counters["samples"] += len(b)
+        self.counters["games"] += sp.games - games0
+        self.counters["decisions"] += sp.n
 
     def teacher_active(self) -> bool:
         """Whether the behaviour policy is the teacher now (``--teacher`` and its phase)."""
@@ -707,8 +820,12 @@ class DMC:
             print(f"[dmc] {'teacher' if teaching else 'self-play'} mode from "
                   f"{self.counters['train_s'] / 60:.1f} min, {self.counters['updates']} updates",
                   file=sys.stderr, flush=True)
-        if teaching:
+        if teaching and self.cfg.engine == "vector" and not self.cfg.actors:
+            self.engine_teacher_step()
+        elif teaching:
             self.teacher_step()
+        elif self.cfg.engine == "vector":
+            self.engine_step()
         else:
             self.selfplay_step()
 
@@ -737,6 +854,53 @@ class DMC:
                 raise RuntimeError(f"teacher {agent!r} chose the illegal action {int(out[j])}")
         self._teacher_s += time.perf_counter() - t0
         return out
+
+    def engine_teacher_step(self) -> None:
+        """Teacher mode on the data engine (the same behaviour and samples as
+        :meth:`teacher_step`): every position with 2+ legal actions is the learner's; the
+        teacher's batched choice (or, with probability ``teacher_mix``, the network's greedy
+        action) is played, or a uniform legal action with probability ``teacher_eps`` (drawn
+        in the engine, which then records no alternatives); with the margin loss on, the
+        teacher's decisions keep the network's greedy action (when it differs) and one random
+        other legal action beside the sample."""
+        if self._engine is None:
+            self._start_engine()
+        rng, cfg, sp = self.rng, self.cfg, self._engine
+        sp.eps[:] = cfg.teacher_eps
+        games0 = sp.games
+        pos = sp.prepare()
+        n, sizes = pos.n, pos.sizes()
+        alt = None
+        if n:
+            seg = pos.seg
+            t_act = self.teacher_actions(pos.obs, [pos.ids[seg[p]:seg[p + 1]] for p in range(n)])
+            hit = np.flatnonzero(pos.ids == t_act[pos.owner])  # one per position (checked legal)
+            chosen = t_act.copy()
+            mixed = np.zeros(n, np.bool_)
+            if cfg.teacher_mix > 0.0:
+                mixed = rng.random(n) < cfg.teacher_mix
+            if mixed.any() or self._margin_on:
+                q_net = _as_numpy(self._score(pos.obs, pos.feats, pos.owner))
+                greedy = pos.ids[segment_argmax(q_net, sizes)]
+                chosen[mixed] = greedy[mixed]
+                if self._margin_on:
+                    j_t = hit - pos.seg[:-1]
+                    r = (rng.random(n) * (sizes - 1)).astype(np.int64)
+                    r += r >= j_t
+                    alt = np.stack([np.where(greedy != t_act, greedy, -1), pos.ids[pos.seg[:-1] + r]], 1)
+                    alt[mixed] = -1
+            q = (pos.ids == chosen[pos.owner]).astype(np.float32)
+            sp.commit(q, alt)
+            self.counters["teacher_decisions"] += int(
+                (~mixed & (sp.actions[pos.slot] == t_act)).sum())
+        else:
+            sp.commit(np.zeros(0, np.float32))
+        if sp.ready_count:
+            b = sp.pop()
+            self._push(b.obs, b.act, b.target, b.alt if self._margin_on else None)
+            self.counters["samples"] += len(b)
+        self.counters["games"] += sp.games - games0
+        self.counters["decisions"] += sp.n
 
     def teacher_step(self) -> None:
         """Advance every game by one decision with the teacher as behaviour policy.
@@ -915,6 +1079,7 @@ class DMC:
                 return self._run(stop)
             finally:
                 self._stop = None
+                self._stop_engine()
 
     def _run(self, stop: StopSignals) -> dict:
         cfg = self.cfg
@@ -951,8 +1116,12 @@ class DMC:
             if now >= deadline - reserve or (cfg.max_updates and self.counters["updates"] >= cfg.max_updates):
                 break
             self.step()
+            updated = False
             while self._q_n >= cfg.batch:
                 self._update()
+                updated = True
+            if updated and self._actors is not None:
+                self._actors.publish(net=self.net)
             if not saved and self.counters["updates"] > updates0:
                 # the first learning step of the session: from now on there is work to lose
                 self.save_checkpoint()
@@ -1147,6 +1316,20 @@ def build_parser() -> argparse.ArgumentParser:
                    help="updates per fresh batch: R > 1 adds R-1 updates on batches drawn from a "
                         "replay buffer of the latest samples (for costly samples, e.g. teacher mode)")
     p.add_argument("--replay-size", type=int, default=d.replay_size, help="replay buffer size (samples)")
+    p.add_argument("--engine", default=d.engine, choices=("vector", "lockstep"),
+                   help="self-play on the data engine (train.selfplay, default) or the former "
+                        "per-game Python loop (the comparison baseline)")
+    p.add_argument("--actors", type=int, default=d.actors,
+                   help="self-play in this many separate processes (0: in this process)")
+    p.add_argument("--backend", default=d.backend, choices=("process", "ray"),
+                   help="where the --actors run: local processes, or Ray actors (train.ray_actors: "
+                        "one machine or a cluster)")
+    p.add_argument("--ray-address", default=None,
+                   help="with --backend ray: the cluster to join (e.g. auto after `ray start`); "
+                        "default: a local Ray instance")
+    p.add_argument("--init", default=None, metavar="NPZ",
+                   help="warm start: the network's weights (and reward scale) from a weight file "
+                        "of train.dmc (e.g. agents/weights/wakeng.npz)")
     p.add_argument("--export", default=None, help="also write the final weights here")
     p.add_argument("--no-progress", action="store_true")
     return p
@@ -1165,7 +1348,8 @@ def config_from_args(a: argparse.Namespace) -> Config:
         teacher=None if a.teacher in (None, "", "none") else a.teacher, teacher_eps=a.teacher_eps,
         teacher_mix=a.teacher_mix, teacher_minutes=a.teacher_minutes, teacher_updates=a.teacher_updates,
         teacher_margin=a.teacher_margin, teacher_margin_weight=a.teacher_margin_weight,
-        replay=a.replay, replay_size=a.replay_size)
+        replay=a.replay, replay_size=a.replay_size, engine=a.engine, actors=a.actors, init=a.init,
+        backend=a.backend, ray_address=a.ray_address)
 
 
 def main(argv: Optional[Sequence[str]] = None) -> int:

@@ -1,0 +1,178 @@
+"""Self-play decisions/s of ``train.dmc``: the former per-game Python loop against the self-play
+data engine (``train/selfplay.py``), side by side in one run, with the same network.
+
+Usage (from the repository root)::
+
+    python -m benchmarks.selfplay                       # wakeng, doudizhu; writes benchmarks/selfplay.md
+    python -m benchmarks.selfplay --games wakeng --seconds 2 --out /tmp/selfplay.md
+
+What it measures, per game, each measurement ``--seconds`` long and repeated ``--repeats``
+times round-robin (every path sees the same machine load; the best repeat is kept):
+
+* ``lockstep``: ``DMC(engine="lockstep").selfplay_step()`` (``--envs`` games, the network of
+  ``train.dmc``'s default shape, untrained, batched forward per step) - today's baseline;
+* ``engine``: ``DMC(engine="vector").engine_step()``: the same network and games on
+  :class:`train.selfplay.SelfPlay` in this process, and with ``--envs-large`` games;
+* ``engine, N actors``: :class:`train.selfplay.ActorPool` processes (one torch thread each),
+  decisions/s arriving at the learner in steady state (after ``2 * --seconds`` of draining
+  the batches queued during start-up; 1 actor; 2 when ``--actors 2``);
+* ``engine, no network``: the same engine with a free scoring function (the feature rows'
+  sum): what the engine costs without the network, its ceiling;
+* the share of the engine's step spent in the network's forward pass.
+
+Only self-play is timed (no learning updates), one torch thread, CPU.  A "decision" is one
+move of one game (forced moves included), as in ``train.dmc``'s ``dec_per_s``.
+"""
+
+from __future__ import annotations
+
+import os
+
+for _v in ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS", "NUMBA_NUM_THREADS"):
+    os.environ.setdefault(_v, "1")
+
+import argparse  # noqa: E402
+import platform  # noqa: E402
+import sys  # noqa: E402
+import tempfile  # noqa: E402
+import time  # noqa: E402
+
+import numpy as np  # noqa: E402
+import torch  # noqa: E402
+
+from train.dmc import DMC, Config  # noqa: E402
+from train.selfplay import ActorPool, SelfPlay  # noqa: E402
+
+
+def _trainer(game: str, engine: str, envs: int, out: str) -> DMC:
+    cfg = Config(game=game, out=out, envs=envs, eval_deals=0, progress=False, engine=engine,
+                 reward_scale=1.0, seed=0)
+    t = DMC(cfg)
+    t._start_selfplay()
+    return t
+
+
+def _rate(step, seconds: float) -> float:
+    """Decisions/s of ``step()`` (returns decisions made) over ``seconds``."""
+    step()  # warm
+    t0 = time.perf_counter()
+    dec = 0
+    while time.perf_counter() - t0 < seconds:
+        dec += step()
+    return dec / (time.perf_counter() - t0)
+
+
+def measure(game: str, seconds: float, repeats: int, envs: int, envs_large: int, actors: int) -> dict:
+    tmp = tempfile.mkdtemp(prefix="bench_selfplay_")
+    lock = _trainer(game, "lockstep", envs, tmp)
+    vec = _trainer(game, "vector", envs, tmp)
+    big = _trainer(game, "vector", envs_large, tmp)
+    for t in (vec, big):
+        t.engine_step()  # starts the engine
+    free = SelfPlay(game, envs_large, seed=1, eps=0.01)
+
+    def lock_step():
+        lock.selfplay_step()
+        lock._q_obs, lock._q_act, lock._q_tgt, lock._q_n = [], [], [], 0
+        return lock.cfg.envs
+
+    def vec_step(t):
+        def f():
+            t.engine_step()
+            t._q_obs, t._q_act, t._q_tgt, t._q_n = [], [], [], 0
+            return t.cfg.envs
+        return f
+
+    fwd = {"s": 0.0}
+    inner = vec._score
+
+    def timed_score(o, f, w):
+        t0 = time.perf_counter()
+        q = inner(o, f, w)
+        fwd["s"] += time.perf_counter() - t0
+        return q
+
+    def free_step():
+        free.step(lambda o, f, w: f.sum(axis=1))
+        if free.ready_count:
+            free.pop()
+        return free.n
+
+    paths = {"lockstep (today's train.dmc)": lock_step, "engine": vec_step(vec),
+             f"engine, {envs_large} games": vec_step(big),
+             "engine, no network": free_step}
+    best = {k: 0.0 for k in paths}
+    share = []
+    for _ in range(repeats):
+        for name, fn in paths.items():
+            if name == "engine":
+                vec._score = timed_score
+                fwd["s"] = 0.0
+                t0 = time.perf_counter()
+                r = _rate(fn, seconds)
+                share.append(fwd["s"] / (time.perf_counter() - t0))
+            else:
+                r = _rate(fn, seconds)
+            best[name] = max(best[name], r)
+    for k in range(1, actors + 1):
+        pool = ActorPool(game, {}, vec.net, vec.opp_net, actors=k, n=envs, seed=5, eps=vec.eps_slot,
+                         scale=1.0, pool_frac=0.0, batch=512)
+        try:
+            got = None
+            while got is None:  # the actors' start-up (spawned processes import everything)
+                got = pool.get(timeout=120)
+            # drain what the actors queued while the others started: only steady production counts
+            t0 = time.perf_counter()
+            while time.perf_counter() - t0 < 2 * seconds:
+                pool.get(timeout=30)
+            rates = []
+            for _ in range(repeats):
+                t0, dec = time.perf_counter(), 0
+                while time.perf_counter() - t0 < seconds:
+                    g = pool.get(timeout=30)
+                    if g is not None:
+                        dec += g[0]
+                rates.append(dec / (time.perf_counter() - t0))
+            best[f"engine, {k} actor process{'es' if k > 1 else ''}"] = max(rates)
+        finally:
+            pool.close()
+    return {"rates": best, "forward_share": float(np.median(share))}
+
+
+def main(argv=None) -> int:
+    p = argparse.ArgumentParser(prog="python -m benchmarks.selfplay", description=__doc__.split("\n\n")[0])
+    p.add_argument("--games", default="wakeng,doudizhu")
+    p.add_argument("--seconds", type=float, default=4.0)
+    p.add_argument("--repeats", type=int, default=3)
+    p.add_argument("--envs", type=int, default=64, help="games (train.dmc's default --envs)")
+    p.add_argument("--envs-large", type=int, default=256)
+    p.add_argument("--actors", type=int, default=1, help="also measure 1..A actor processes")
+    p.add_argument("--out", default=os.path.join("benchmarks", "selfplay.md"))
+    a = p.parse_args(argv)
+    torch.set_num_threads(1)
+    lines = ["# Self-play decisions/s: train.dmc's former loop vs the self-play data engine", "",
+             f"`python -m benchmarks.selfplay {' '.join(argv if argv is not None else sys.argv[1:])}`"
+             .rstrip() + f" on {platform.processor() or platform.machine()}, "
+             f"{os.cpu_count()} CPUs, load average {os.getloadavg()[0]:.1f} at the start, "
+             f"{time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}.", "",
+             "Network: train.dmc's default `QNet` (hidden 512,256,256,128), one torch thread, CPU; "
+             f"{a.envs} games unless said; best of {a.repeats} interleaved repeats of {a.seconds:g} s.", ""]
+    for game in a.games.split(","):
+        print(f"[selfplay bench] {game}", file=sys.stderr, flush=True)
+        res = measure(game, a.seconds, a.repeats, a.envs, a.envs_large, a.actors)
+        base = res["rates"]["lockstep (today's train.dmc)"]
+        lines += [f"## {game}", "", "| path | decisions/s | vs lockstep |", "| --- | ---: | ---: |"]
+        for name, r in res["rates"].items():
+            lines.append(f"| {name} | {r:,.0f} | {r / base:.2f}x |")
+        lines += ["", f"The network's forward pass takes {100 * res['forward_share']:.0f}% of the "
+                      f"engine's self-play time ({a.envs} games).", ""]
+    text = "\n".join(lines) + "\n"
+    print(text)
+    if a.out:
+        with open(a.out, "w") as f:
+            f.write(text)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,183 @@
+"""train.dmc on the self-play data engine (``--engine vector``, the default):
+
+* a few seconds of training (200 updates) make the network beat uniform random play clearly,
+  from an untrained network that loses to it (duplicate deals, the same deals before/after);
+* ``--actors 1`` (a separate self-play process) feeds the learner;
+* ``--init`` warm-starts from a weight file: the network scores exactly like the file's numpy
+  agent, and files of another shape or with a rules prior are refused;
+* the lockstep baseline still runs (``--engine lockstep``);
+* teacher mode on the engine plays the teacher's moves and keeps the margin alternatives;
+* the shipped network-only weights (``agents/weights/GAME_network.npz``) load as network-only
+  agents, fit in 5 MB and pick legal actions in every kind of decision.
+"""
+
+import os
+
+import numpy as np
+import pytest
+
+torch = pytest.importorskip("torch")
+
+from agents.trained import WEIGHTS_DIR, TrainedAgent, default_weights_path  # noqa: E402
+from cardenvs.api import make_game  # noqa: E402
+from train.dmc import DMC, Config, duplicate_returns, make_eval_agent, summarize  # noqa: E402
+
+
+def _cfg(out, **kw) -> Config:
+    base = dict(game="doudizhu", out=str(out), minutes=5.0, envs=64, hidden=(64, 64), batch=256,
+                lr=1e-3, eval_deals=0, progress=False, seed=0)
+    base.update(kw)
+    return Config(**base)
+
+
+def test_a_few_seconds_of_training_beat_random(tmp_path):
+    t = DMC(_cfg(tmp_path, max_updates=200))
+    rand, _ = make_eval_agent("random", t.game, seed=1)
+    seeds = np.random.default_rng(9).integers(2**62, size=60)
+    before = summarize(duplicate_returns(t.game, t.policy, rand, seeds))
+    res = t.run()
+    after = summarize(duplicate_returns(t.game, t.policy, rand, seeds))
+    assert res["updates"] == 200 and res["games"] > 500
+    assert before["score"] < 0 < after["score"] - after["score_ci"]
+    assert after["score"] - before["score"] > before["score_ci"] + after["score_ci"]
+
+
+def test_actor_process_feeds_the_learner(tmp_path):
+    t = DMC(_cfg(tmp_path, game="wakeng", max_updates=5, envs=16, hidden=(32,), batch=128, actors=1))
+    res = t.run()
+    assert res["updates"] == 5 and res["samples"] >= 5 * 128 and res["games"] > 0
+    assert t._actors is None  # closed at the end of the run
+
+
+def test_init_warm_starts_from_a_weight_file(tmp_path):
+    src = DMC(_cfg(tmp_path / "a", game="wakeng", max_updates=3))
+    src.run()
+    path = src.export(str(tmp_path / "w.npz"), dtype=np.float32)
+    t = DMC(_cfg(tmp_path / "b", game="wakeng", init=path, max_updates=0))
+    agent = TrainedAgent(make_game("wakeng"), weights=path)
+    obs = np.random.default_rng(0).random((5, t.obs_dim)).astype(np.float32)
+    ids = np.arange(40)
+    q_file = np.concatenate([agent.scores(o, ids) for o in obs])
+    q_net = t.policy.scores(obs, np.tile(ids, 5), np.full(5, 40))
+    np.testing.assert_allclose(q_net, q_file, rtol=1e-5, atol=1e-5)
+    assert t.scale == pytest.approx(src.scale)
+    with pytest.raises(ValueError, match="hidden sizes"):
+        DMC(_cfg(tmp_path / "c", game="wakeng", init=path, hidden=(32,)))
+    with pytest.raises(ValueError, match="advantages"):  # the shipped rules-override network
+        DMC(_cfg(tmp_path / "d", init=default_weights_path("doudizhu"), hidden=(512, 256, 256, 128)))
+
+
+def test_lockstep_baseline_still_trains(tmp_path):
+    res = DMC(_cfg(tmp_path, game="wakeng", engine="lockstep", max_updates=3, envs=16)).run()
+    assert res["updates"] == 3 and res["games"] > 0
+
+
+def test_dmc_weights_make_a_network_only_agent(tmp_path):
+    t = DMC(_cfg(tmp_path, game="wakeng", max_updates=1, envs=8, hidden=(16,), batch=64))
+    t.run()
+    agent = TrainedAgent(make_game("wakeng"), weights=str(tmp_path / "wakeng.npz"))
+    assert agent.network_only and agent.prior is None and agent.net.meta["mode"] == "network"
+    shipped = TrainedAgent(make_game("doudizhu"))  # rules + learned bidding: not network-only
+    assert not shipped.network_only and shipped.prior is not None
+
+
+def test_learning_curves_png(tmp_path):
+    from train.curves import main as curves_main
+
+    run = tmp_path / "run"
+    run.mkdir()
+    (run / "eval.csv").write_text("deals,score,score_ci,win_rate,win_ci,opponent,train_s,decisions,updates\n"
+                                  "50,-1.0,0.5,0.3,0.1,rules,0.0,0,0\n50,0.5,0.4,0.5,0.1,rules,120.0,9,3\n"
+                                  "50,2.0,0.3,0.7,0.1,random,120.0,9,3\n")
+    out = tmp_path / "c.png"
+    assert curves_main([f"{run}:engine:25", "--out", str(out)]) == 0
+    assert out.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    assert curves_main([str(run), "--opponent", "search", "--out", str(out)]) == 2
+
+
+def _spy_teacher(t):
+    """Record every (legal ids, action) of the teacher (the rules agent acts one position at a time)."""
+    calls = []
+    inner = t.teacher.act
+
+    def act(observation, legal=None, info=None):
+        a = inner(observation, legal, info)
+        calls.append((np.asarray(legal).copy(), int(a)))
+        return a
+
+    t.teacher.act = act
+    return calls
+
+
+def test_teacher_mode_on_the_engine_plays_the_teacher_and_keeps_alternatives(tmp_path):
+    t = DMC(_cfg(tmp_path, game="doudizhu", envs=16, teacher="rules", teacher_eps=0.0,
+                 teacher_margin=0.2))
+    t._start_selfplay()
+    calls = _spy_teacher(t)
+    t.step()  # starts the engine
+    for _ in range(80):
+        sp = t._engine
+        shown = [sp.vg.legal[i, :sp.vg.n_legal[i]].copy() for i in range(16)]
+        before = len(calls)
+        t.step()
+        step_calls = calls[before:]
+        slots = sp.pos_slot[:len(step_calls)]
+        # the teacher saw each game with 2+ legal actions once, with its legal ids, and every
+        # such game's move is the teacher's (no exploration, no network mix)
+        assert sorted(slots.tolist()) == [i for i in range(16) if len(shown[i]) > 1]
+        for (legal, _), i in zip(step_calls, slots):
+            assert sorted(legal.tolist()) == sorted(shown[i].tolist())
+        assert sp.actions[slots].tolist() == [a for _, a in step_calls]
+    assert t.counters["teacher_decisions"] == len(calls)
+    act = np.concatenate(t._q_act)
+    alt = np.concatenate(t._q_alt)
+    assert len(act) > 100 and len(alt) == len(act)
+    # the random alternative is always there and is another action than the teacher's; the
+    # network's greedy action is kept only where it differs from the teacher's
+    assert (alt[:, 1] >= 0).all() and (alt[:, 1] != act).all() and (alt[:, 0] != act).all()
+    # the samples' actions and alternatives were legal at their positions: the samples come
+    # in finished-game order, so compare as multisets of (action, alternative) legality
+    legal_of = {}
+    for legal, a in calls:
+        legal_of.setdefault(a, []).append(set(legal.tolist()))
+    assert all(any(alt[j, 1] in s for s in legal_of[int(act[j])]) for j in range(len(act)))
+
+
+def test_teacher_mode_engine_explores_at_the_teacher_rate(tmp_path):
+    t = DMC(_cfg(tmp_path, game="doudizhu", envs=32, teacher="rules", teacher_eps=0.5))
+    t._start_selfplay()
+    calls = _spy_teacher(t)
+    same = total = 0
+    for _ in range(60):
+        before = len(calls)
+        t.step()
+        step_calls = calls[before:]
+        played = t._engine.actions[t._engine.pos_slot[:len(step_calls)]]
+        same += int((played == np.array([a for _, a in step_calls])).sum())
+        total += len(step_calls)
+    # half the decisions follow the teacher, half are uniform (which hit the teacher's move
+    # now and then): the share that matches lies well between 0.5 and 1
+    assert total > 300 and 0.5 < same / total < 0.8
+
+
+NETWORK_FILES = sorted(f for f in os.listdir(WEIGHTS_DIR) if f.endswith("_network.npz"))
+
+
+@pytest.mark.parametrize("name", NETWORK_FILES)
+def test_shipped_network_only_weights_play_every_decision(name):
+    from helpers import random_decisions
+
+    path = os.path.join(WEIGHTS_DIR, name)
+    assert os.path.getsize(path) <= 5 * 2**20
+    game = make_game(name[:-len("_network.npz")])
+    agent = TrainedAgent(game, weights=path)
+    assert agent.network_only and agent.net.meta["mode"] == "network"
+    obs = np.zeros(game.layout.size, np.float32)
+    kinds = set()
+    for s, legal, _ in random_decisions(game, 3, seed=4):
+        if len(legal) > 1:
+            game.encode(s, game.current(s), obs)
+            a = agent.act({"observation": obs}, legal.copy())
+            assert a in legal
+            kinds.add(game.block_of(a))
+    assert "play" in kinds and len(kinds) >= 2  # card play and the other decisions (bids, ...)

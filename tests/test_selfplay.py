@@ -1,0 +1,157 @@
+"""The self-play data engine (``train/selfplay.py``).
+
+* every sample the engine emits (observation, action, Monte-Carlo target) matches an
+  independent replay of the same games with the one-game :class:`Game` API: the recorded
+  first state of each deal and the engine's actions, the game's own ``legal``/``encode``/
+  ``rewards``; checked on Wakeng and on a Da Niangniang match (it pays at the end of every
+  hand, so targets must sum pay over hands);
+* the learner-seat (pool) mode records only the learner's decisions;
+* the sample store grows when more decisions are in flight than it holds, keeping samples;
+* greedy play follows the scores, exploration 1 plays uniformly.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from cardenvs.api import make_game
+from train.selfplay import SelfPlay
+
+
+def _scorer(seed: int):
+    """A fixed pseudo-random linear score of (observation, action features)."""
+    rng = np.random.default_rng(seed)
+    cache = {}
+
+    def score(obs, feats, owner):
+        key = (obs.shape[1], feats.shape[1])
+        if key not in cache:
+            cache[key] = (rng.normal(size=key[0]).astype(np.float32),
+                          rng.normal(size=key[1]).astype(np.float32))
+        wo, wf = cache[key]
+        return (obs @ wo)[owner] + feats @ wf
+
+    return score
+
+
+def _play_and_replay(name: str, n: int, steps: int, eps: float, scale: float,
+                     pool_frac: float = 0.0, **options):
+    game = make_game(name, **options)
+    sp = SelfPlay(game, n, seed=11, eps=eps, scale=scale, pool_frac=pool_frac, capacity=16)
+    score = _scorer(5)
+    opp = _scorer(6) if pool_frac > 0 else None
+    starts: dict = {}  # (slot, deal) -> first state of the deal
+    actions: dict = {}  # (slot, deal) -> actions played in it
+    learner: dict = {}  # (slot, deal) -> learner seat (-1: every seat)
+    deal = np.zeros(n, np.int64)
+    for i in range(n):
+        starts[i, 0] = sp.vg.states[i].copy()
+        learner[i, 0] = int(sp.learner_seat[i])
+    for _ in range(steps):
+        sp.step(score, opp)
+        for i in range(n):
+            actions.setdefault((i, int(deal[i])), []).append(int(sp.actions[i]))
+            if sp.vg.done[i]:
+                deal[i] += 1
+                starts[i, int(deal[i])] = sp.vg.states[i].copy()
+                learner[i, int(deal[i])] = int(sp.learner_seat[i])
+    batch = sp.pop()
+    assert sp.ready_count == 0 and len(batch) == sp.samples
+    # the independent replay of every finished deal
+    expected = {}
+    buf = np.empty(game.n_actions, np.int64)
+    for (i, d), acts in actions.items():
+        if d >= deal[i]:
+            continue  # unfinished: no samples yet
+        s = starts[i, d].copy()
+        rows = []  # (seat, obs, action, step index)
+        pay = []
+        for t, a in enumerate(acts):
+            k = game.legal(s, buf)
+            assert a in buf[:k]
+            c = game.current(s)
+            if k > 1 and learner[i, d] in (-1, c):
+                o = np.zeros(game.layout.size, np.float32)
+                game.encode(s, c, o)
+                rows.append((c, o, a, t))
+            game.step(s, a)
+            pay.append(game.rewards(s))
+        assert game.done(s)
+        pay = np.array(pay)
+        expected[i, d] = [(c, o, a, scale * pay[t:, c].sum()) for c, o, a, t in rows]
+    got: dict = {}
+    for j in range(len(batch)):
+        got.setdefault((int(batch.slot[j]), int(batch.deal[j])), []).append(j)
+    assert set(got) == {k for k, v in expected.items() if v}
+    for key, rows in expected.items():
+        idx = got.get(key, [])
+        assert len(idx) == len(rows), key
+        for j, (c, o, a, tgt) in zip(idx, rows):
+            assert batch.seat[j] == c and batch.act[j] == a
+            np.testing.assert_array_equal(batch.obs[j], o)
+            assert batch.target[j] == pytest.approx(tgt, rel=1e-5, abs=1e-5)
+    return batch, expected, sp
+
+
+def test_targets_match_an_independent_replay_wakeng():
+    batch, expected, sp = _play_and_replay("wakeng", 6, 400, eps=0.3, scale=0.25)
+    assert sp.games >= 10 and len(batch) > 300
+    assert np.abs(batch.target).max() > 0
+    assert len(sp.st_act) > 16  # the store grew from its initial 16 entries
+
+
+def test_targets_sum_the_pay_of_every_hand_of_a_match():
+    batch, expected, sp = _play_and_replay("niangniang", 3, 700, eps=0.2, scale=1.0, match=True,
+                                           target_score=6)
+    assert sp.games >= 1
+    # within a match a seat's target changes between hands: the later pay is summed, not only
+    # the final payout
+    changes = 0
+    for rows in expected.values():
+        for seat in range(4):
+            t = [r[3] for r in rows if r[0] == seat]
+            changes += len(set(np.round(t, 5))) > 1
+    assert changes > 0
+
+
+def test_pool_mode_learns_only_the_learner_seat():
+    batch, expected, sp = _play_and_replay("doudizhu", 8, 300, eps=0.1, scale=1.0, pool_frac=0.5)
+    seats_per_deal = {}
+    for j in range(len(batch)):
+        seats_per_deal.setdefault((int(batch.slot[j]), int(batch.deal[j])), set()).add(int(batch.seat[j]))
+    single = sum(len(s) == 1 for s in seats_per_deal.values())
+    assert single >= 3  # some deals learned one seat only (and the replay agreed on which)
+
+
+def test_greedy_follows_scores_and_exploration_is_uniform():
+    game = make_game("wakeng")
+    sp = SelfPlay(game, 32, seed=2, eps=0.0)
+    # score = minus the action id: greedy play is the smallest legal id
+    first = lambda obs, feats, owner: np.zeros(len(owner), np.float32)  # noqa: E731
+    for _ in range(30):
+        legal = [sp.vg.legal[i, :sp.vg.n_legal[i]].copy() for i in range(32)]
+        sp.step(first)
+        # ties go to the first legal action (the engine's lowest index)
+        assert [int(sp.actions[i]) for i in range(32)] == [int(x[0]) for x in legal]
+    sp2 = SelfPlay(game, 64, seed=3, eps=1.0)
+    picks = []
+    for _ in range(20):
+        k = sp2.vg.n_legal.copy()
+        legal = sp2.vg.legal.copy()
+        sp2.step(first)
+        for i in range(64):
+            if k[i] == 3:
+                picks.append(int(np.flatnonzero(legal[i, :3] == sp2.actions[i])[0]))
+    counts = np.bincount(picks, minlength=3)
+    assert len(picks) > 60 and counts.min() > 0.2 * len(picks)
+
+
+def test_bad_arguments():
+    with pytest.raises(ValueError, match="eps"):
+        SelfPlay("wakeng", 4, eps=1.5)
+    with pytest.raises(ValueError, match="pool_frac"):
+        SelfPlay("wakeng", 4, pool_frac=-0.1)
+    sp = SelfPlay("wakeng", 4)
+    with pytest.raises(ValueError, match="ready"):
+        sp.pop(5)
