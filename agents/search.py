@@ -19,6 +19,13 @@ the rollout policy (one batched numba call over ``worlds x candidates`` games,
 :meth:`cardenvs.vector.VectorGame.rollout`); the candidate with the highest mean return to
 the mover wins (ties: the policy's order).  A forced move (one legal action) costs nothing.
 
+With a ``prior`` (default the shipped ``trained`` agent, where it plays the game) the prior's
+move is one of the candidates and is kept unless another beats it, world by world, by more
+than ``margin`` plus ``z`` standard errors.  Auction bids are the prior's (``bids=True``
+searches them too); in 4-player Dou Dizhu the default margin is infinite (the rollout
+policy misjudges the landlord's 1-against-3 there, :data:`GAME_MARGINS`), so ``search``
+plays as its prior in that game.
+
 Budget: ``rollouts`` per decision (default :data:`DEFAULT_ROLLOUTS`, split as
 ``worlds = rollouts // candidates``, at least :data:`MIN_WORLDS`), or ``ms`` per decision
 (the number of worlds is then sized from the measured cost of the previous decisions;
