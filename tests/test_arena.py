@@ -362,3 +362,14 @@ def test_parse_move_readings_and_errors():
         parse_move(g, "33", legal)
     with pytest.raises(ValueError, match="bid 2' is not legal now"):
         parse_move(g, "bid 2", legal)
+
+
+def test_error_bars_of_a_perfect_win_rate_are_not_negative():
+    """Wilson's upper end of 34 wins in 34 games is 0.9999999999999999, below the rate 1.0:
+    the bar is 0 there, not the negative value matplotlib refuses."""
+    from cardenvs.arena import _errbar, wilson_ci
+
+    rate, lo, hi = wilson_ci(34, 34)
+    assert rate == 1.0 and hi < rate
+    bars = _errbar(np.array([rate]), [(lo, hi)])
+    assert bars[1, 0] == 0.0 and abs(bars[0, 0] - (1.0 - lo)) < 1e-12
