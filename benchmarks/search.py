@@ -184,7 +184,9 @@ def main(argv=None) -> None:
              f"date {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}; CPU {cpu_model()} "
              f"({os.cpu_count()} logical cores on the machine; {pinned}); Python "
              f"{platform.python_version()}, numpy {np.__version__}, numba {numba.__version__}; "
-             f"{'quick' if args.quick else 'full'} mode ({sec} s per rate)", "",
+             f"{'quick' if args.quick else 'full'} mode ({sec} s per rate); load average at "
+             f"the end {os.getloadavg()[0]:.1f} (CPU time: other jobs sharing a core still slow "
+             f"it through its caches)", "",
              "| game | determinizations/s | rollout dec/s random N=256 | N=1024 | "
              "heuristic N=256 | N=1024 | search ms/decision (median, p90, decisions) | "
              "search default |",
