@@ -710,8 +710,10 @@ def write_results(res: dict, out_dir) -> tuple[Path, Optional[Path]]:
 
 
 def _errbar(values: np.ndarray, cis) -> np.ndarray:
-    """``yerr`` of matplotlib from means and ``[low, high]`` intervals (nan -> no bar; a mean
-    a rounding step outside its interval, as when every game scored the same, -> no bar)."""
+    """``yerr`` of matplotlib from means and ``[low, high]`` intervals (nan -> no bar; an end a
+    rounding error on the wrong side of the mean, as when every game scored the same or
+    Wilson's upper end 0.9999999999999999 of a 100% win rate, -> 0: matplotlib refuses
+    negative bars)."""
     lo = np.array([c[0] for c in cis], np.float64)
     hi = np.array([c[1] for c in cis], np.float64)
     return np.maximum(np.nan_to_num(np.vstack([values - lo, hi - values])), 0.0)

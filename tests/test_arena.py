@@ -372,3 +372,14 @@ def test_errbar_is_never_negative():
     bars = _errbar(np.array([0.1, 2.0, 1.0]), [(lo, hi), (1.0, 4.0), (math.nan, math.nan)])
     assert (bars >= 0).all() and bars[:, 0].max() < 1e-12
     assert bars[:, 1].tolist() == [1.0, 2.0] and bars[:, 2].tolist() == [0.0, 0.0]
+
+
+def test_error_bars_of_a_perfect_win_rate_are_not_negative():
+    """Wilson's upper end of 34 wins in 34 games is 0.9999999999999999, below the rate 1.0:
+    the bar is 0 there, not the negative value matplotlib refuses."""
+    from cardenvs.arena import _errbar, wilson_ci
+
+    rate, lo, hi = wilson_ci(34, 34)
+    assert rate == 1.0 and hi < rate
+    bars = _errbar(np.array([rate]), [(lo, hi)])
+    assert bars[1, 0] == 0.0 and abs(bars[0, 0] - (1.0 - lo)) < 1e-12

@@ -174,3 +174,64 @@ def test_search_gets_the_state_in_the_arena_seatenv_and_seatvecenv():
     # a policy without needs_state gets its info unchanged
     plain = {"a": 1}
     assert policy_info(object(), plain, game.new_state()) is plain
+
+
+def decisions(name: str, seed: int, n: int = 400):
+    """Up to ``n`` (observation, legal, state) decisions of a deal played by ``rules``."""
+    env = env_of(name)
+    rules = agents.make_agent("rules", env.unwrapped.game, seed=0)
+    env.reset(seed=seed)
+    out = []
+    for agent in env.agent_iter():
+        obs, r, term, trunc, info = env.last()
+        if term or trunc:
+            env.step(None)
+            continue
+        legal = env.unwrapped.legal_actions()
+        out.append((obs, legal, env.unwrapped.state_vec.copy()))
+        if len(out) >= n:
+            break
+        env.step(rules.act(obs, legal, info))
+    return out
+
+
+def test_bids_are_the_priors_unless_searched():
+    """By default a bid is the trained prior's (the rollouts misjudge bids); ``bids=True``
+    searches them (and then may differ from the prior somewhere)."""
+    game = cardenvs.make_game("doudizhu")
+    kept = SearchAgent(game, seed=0, rollouts=64)
+    searched = SearchAgent(game, seed=0, rollouts=64, bids=True, margin=0.0, z=0.0)
+    prior = agents.make_agent("trained", game, seed=0)
+    n_bids = differ = 0
+    for seed in range(12):
+        obs, legal, s = decisions("doudizhu", seed, n=1)[0]
+        assert kept.is_bid(legal)
+        n_bids += 1
+        want = prior.act(obs, legal)
+        assert kept.act(obs, legal, {"state": s}) == want
+        differ += searched.act(obs, legal, {"state": s}) != want
+    assert n_bids == 12 and differ > 0
+
+
+def test_doudizhu4_plays_the_prior_without_searching():
+    """In 4-player Dou Dizhu the default margin is infinite: every move is the prior's."""
+    game = cardenvs.make_game("doudizhu4")
+    a = SearchAgent(game, seed=0)
+    assert a.margin == float("inf")
+    prior = agents.make_agent("trained", game, seed=0)
+    ds = decisions("doudizhu4", seed=2)
+    assert len(ds) > 30
+    for obs, legal, s in ds:
+        assert a.act(obs, legal, {"state": s}) == prior.act(obs, legal)
+    assert a._vg is None  # no rollout was spent
+    assert SearchAgent(game, margin=0.5).margin == 0.5
+
+
+def test_bad_search_options_are_refused():
+    game = cardenvs.make_game("doudizhu")
+    with pytest.raises(TypeError, match="bids"):
+        SearchAgent(game, bids="yes")
+    with pytest.raises(ValueError, match="margin"):
+        SearchAgent(game, margin=-1.0)
+    with pytest.raises(ValueError, match="margin"):
+        SearchAgent(game, margin=float("nan"))

@@ -525,9 +525,14 @@ def score_actions(s, legal, k, tab, opts, pp, k_step, tmp, scores, work):
     owner_size = _hand_total(s, owner) if owner >= 0 else 1000
     if owner_size == 0:
         owner_size = 1000
-    cost_now = hand_cost(h, pp, cb)
     plain = pp[PP_WILD] == 0
     m1, m2, m3, m4 = masks_of(h, pp)
+    cost_now = 0.0
+    if following and not by_partner:  # the lead and a partner's play need no cost of now
+        for r in range(16):
+            cb[r] = h[r]
+        cost_now = _cost_from(m1, m2, m3, m4, 0, 0, h, cb, pp) if plain else hand_cost(h, pp,
+                                                                                       cb)
     for j in range(k):
         a = legal[j]
         kd = pp[PP_KINDS + a]
