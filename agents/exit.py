@@ -101,9 +101,12 @@ class ExitSearchAgent(SearchAgent):
             return None
         return int(self._net_agent.act(self._position(state, legal), legal.copy()))
 
+    def act_state(self, state: np.ndarray, legal: Optional[np.ndarray] = None) -> int:
+        self.last = None  # set again only if this decision is searched
+        return super().act_state(state, legal)
+
     def candidates(self, state: np.ndarray, legal: np.ndarray) -> np.ndarray:
         """The rollout policy's candidates plus the network's best ``net_candidates``."""
-        self.last = None
         cands = super().candidates(state, legal)
         if self.net_candidates == 0:
             return cands

@@ -138,9 +138,10 @@ def test_trained_search_agent_plays_pickles_and_takes_weights(tmp_path):
     assert isinstance(a, ExitSearchAgent) and a.weights.endswith("wakeng.npz")
     b = pickle.loads(pickle.dumps(a))
     assert b.weights == a.weights and b._net_agent.path == a.weights
-    # record mode: candidates hold the network's best actions, values one per candidate
+    # record mode (bids searched, as the trainer's expert): candidates hold the network's
+    # best actions, values one per candidate
     ag = ExitSearchAgent(g, seed=0, weights=path, rollouts=24, margin=None, record=True,
-                         net_candidates=2)
+                         net_candidates=2, bids=True)
     s = g.new_state()
     g.reset(s, 3)
     buf = np.empty(g.n_actions + 1, np.int64)
@@ -148,6 +149,12 @@ def test_trained_search_agent_plays_pickles_and_takes_weights(tmp_path):
         g.step(s, int(buf[0]))
     k = g.legal(s, buf)
     legal = buf[:k].copy()
+    assert ag.is_bid(legal)  # Wakeng's first choice is a bid
+    # by default a bid is not searched: nothing recorded, not even the previous decision's
+    plain = ExitSearchAgent(g, seed=0, weights=path, rollouts=24, margin=None, record=True)
+    plain.last = (np.array([0]), np.array([0.0]))
+    plain.act_state(s.copy(), legal)
+    assert plain.last is None
     a1 = ag.act_state(s.copy(), legal)
     cands, vals = ag.last
     net = TrainedAgent(g, weights=path)

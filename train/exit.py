@@ -242,7 +242,8 @@ class ExIt:
         self.expert = ExitSearchAgent(g, seed=int(self.rng.integers(_SEED_MAX)),
                                       weights=self.weights_path, margin=None, record=True,
                                       rollouts=cfg.rollouts, max_candidates=cfg.candidates,
-                                      net_candidates=cfg.net_candidates)
+                                      net_candidates=cfg.net_candidates,
+                                      bids=True)  # the network learns every decision kind
 
     # -- files ---------------------------------------------------------------------------------
     @property
