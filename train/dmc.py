@@ -415,6 +415,35 @@ def summarize(returns: np.ndarray) -> dict:
             "win_rate": float(wins.mean()), "win_ci": ci(wins)}
 
 
+def evaluate_against(game, policy: TorchPolicy, names: Sequence[str], seeds: np.ndarray, *,
+                     seed: int, chunk: int, deadline: Optional[float] = None,
+                     skipped: Optional[set] = None, tag: str = "dmc") -> list[dict]:
+    """``policy`` against each agent of ``names`` over the duplicate deals ``seeds``: one
+    :func:`summarize` row per agent with its ``opponent`` name.
+
+    The deals are played in chunks of ``chunk``, and an agent's evaluation stops at the first
+    chunk boundary past ``deadline`` (a ``time.perf_counter()`` value; no row when not one
+    chunk fitted).  An agent that cannot play the game is left out with a line on stderr (once
+    per name when a ``skipped`` set is given: the names already reported)."""
+    rows = []
+    for name in names:
+        agent, reason = make_eval_agent(name, game, seed=seed)
+        if agent is None:
+            if skipped is None or name not in skipped:
+                print(f"[{tag}] evaluation against {name!r} skipped: {reason}", file=sys.stderr)
+                if skipped is not None:
+                    skipped.add(name)
+            continue
+        parts = []
+        for i in range(0, len(seeds), chunk):
+            if deadline is not None and time.perf_counter() >= deadline:
+                break
+            parts.append(duplicate_returns(game, policy, agent, seeds[i:i + chunk]))
+        if parts:
+            rows.append({**summarize(np.concatenate(parts)), "opponent": name})
+    return rows
+
+
 # ---------------------------------------------------------------------------------------------
 # the learner
 # ---------------------------------------------------------------------------------------------
@@ -485,6 +514,7 @@ class DMC:
         self.counters = {"decisions": 0, "samples": 0, "games": 0, "updates": 0, "train_s": 0.0,
                          "teacher_decisions": 0}
         self.eval_history: list[dict] = []
+        self._eval_skipped: set = set()  # evaluation agents reported as unable to play
         self.teacher = None
         if cfg.teacher is not None:
             self.teacher, reason = make_eval_agent(cfg.teacher, g, seed=cfg.seed + 31)
@@ -1024,29 +1054,15 @@ class DMC:
         t0 = time.perf_counter()
         seeds = np.random.default_rng(cfg.seed + 7919).integers(_SEED_MAX, size=cfg.eval_deals)
         self.net.eval()
-        rows = []
+        chunk = len(seeds) if deadline is None else max(1, min(25, len(seeds) // 4))
         try:
             with (self._stop.abortable() if self._stop is not None else contextlib.nullcontext()):
-                for name in cfg.eval_agents:
-                    agent, reason = make_eval_agent(name, self.game, seed=cfg.seed + 17)
-                    if agent is None:
-                        if not getattr(self, "_warned_" + name, False):
-                            print(f"[dmc] evaluation against {name!r} skipped: {reason}", file=sys.stderr)
-                            setattr(self, "_warned_" + name, True)
-                        continue
-                    chunk = len(seeds) if deadline is None else max(1, min(25, len(seeds) // 4))
-                    parts = []
-                    for i in range(0, len(seeds), chunk):
-                        if deadline is not None and time.perf_counter() >= deadline:
-                            break
-                        parts.append(duplicate_returns(self.game, self.policy, agent,
-                                                       seeds[i:i + chunk]))
-                    if not parts:
-                        continue
-                    res = summarize(np.concatenate(parts))
-                    res.update(opponent=name, train_s=round(self.counters["train_s"], 1),
-                               decisions=self.counters["decisions"], updates=self.counters["updates"])
-                    rows.append(res)
+                rows = evaluate_against(self.game, self.policy, cfg.eval_agents, seeds,
+                                        seed=cfg.seed + 17, chunk=chunk, deadline=deadline,
+                                        skipped=self._eval_skipped)
+            for res in rows:
+                res.update(train_s=round(self.counters["train_s"], 1),
+                           decisions=self.counters["decisions"], updates=self.counters["updates"])
         except Stopped:
             return []
         finally:

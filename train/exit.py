@@ -43,6 +43,7 @@ Run ``python -m train.exit GAME --minutes 10 --out runs/exit_GAME``.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import sys
@@ -57,8 +58,8 @@ from torch.nn import functional as F
 from cardenvs.arena import agents_module
 
 from .dmc import (
-    QNet, StopSignals, Stopped, TorchPolicy, _append_csv, duplicate_returns, export_weights,
-    make_eval_agent, plot_eval, random_return_scale, run_parser, summarize, truncate_csv,
+    QNet, StopSignals, Stopped, TorchPolicy, _append_csv, evaluate_against, export_weights,
+    plot_eval, random_return_scale, run_parser, truncate_csv,
 )
 
 _SEED_MAX = 2**62
@@ -396,31 +397,16 @@ class ExIt:
             return []
         t0 = time.perf_counter()
         seeds = np.random.default_rng(cfg.seed + 7919).integers(_SEED_MAX, size=cfg.eval_deals)
-        rows = []
         self.net.eval()
         try:
-            with self._stop.abortable() if self._stop is not None else _null():
-                for name in cfg.eval_agents:
-                    agent, reason = make_eval_agent(name, self.game, seed=cfg.seed + 17)
-                    if agent is None:
-                        print(f"[exit] evaluation against {name!r} skipped: {reason}",
-                              file=sys.stderr)
-                        continue
-                    parts = []
-                    chunk = max(1, min(25, len(seeds) // 2))
-                    for i in range(0, len(seeds), chunk):
-                        if deadline is not None and time.perf_counter() >= deadline:
-                            break
-                        parts.append(duplicate_returns(self.game, self.policy, agent,
-                                                       seeds[i:i + chunk]))
-                    if not parts:
-                        continue
-                    res = summarize(np.concatenate(parts))
-                    res.update(opponent=name, train_s=round(self.counters["train_s"], 1),
-                               iterations=self.counters["iterations"],
-                               decisions=self.counters["decisions"],
-                               updates=self.counters["updates"])
-                    rows.append(res)
+            with (self._stop.abortable() if self._stop is not None else contextlib.nullcontext()):
+                rows = evaluate_against(self.game, self.policy, cfg.eval_agents, seeds,
+                                        seed=cfg.seed + 17, chunk=max(1, min(25, len(seeds) // 2)),
+                                        deadline=deadline, tag="exit")
+            for res in rows:
+                res.update(train_s=round(self.counters["train_s"], 1),
+                           iterations=self.counters["iterations"],
+                           decisions=self.counters["decisions"], updates=self.counters["updates"])
         except Stopped:
             return []
         finally:
@@ -517,14 +503,6 @@ class ExIt:
                   file=sys.stderr, flush=True)
         return {"checkpoint": ckpt, "weights": weights, "eval": final, "stopped": stop.name,
                 "session_s": time.perf_counter() - t_start, **self.counters}
-
-
-class _null:
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        return False
 
 
 # ---------------------------------------------------------------------------------------------
