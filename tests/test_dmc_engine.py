@@ -72,6 +72,15 @@ def test_lockstep_baseline_still_trains(tmp_path):
     assert res["updates"] == 3 and res["games"] > 0
 
 
+def test_max_updates_is_exact_when_one_step_fills_several_batches(tmp_path):
+    # 64 games and batches of 16: a self-play step queues far more than one batch, and the
+    # learner still stops at exactly max_updates (a resumed run relies on it)
+    for n in (1, 4):
+        t = DMC(_cfg(tmp_path / str(n), game="wakeng", max_updates=n, envs=64, hidden=(16,), batch=16))
+        res = t.run()
+        assert res["updates"] == n and t._q_n >= 16
+
+
 def test_dmc_weights_make_a_network_only_agent(tmp_path):
     t = DMC(_cfg(tmp_path, game="wakeng", max_updates=1, envs=8, hidden=(16,), batch=64))
     t.run()

@@ -1133,7 +1133,8 @@ class DMC:
                 break
             self.step()
             updated = False
-            while self._q_n >= cfg.batch:
+            # one step can fill several batches; max_updates is an exact bound
+            while self._q_n >= cfg.batch and not (cfg.max_updates and self.counters["updates"] >= cfg.max_updates):
                 self._update()
                 updated = True
             if updated and self._actors is not None:
