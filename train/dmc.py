@@ -310,7 +310,8 @@ class FactoredScorer:
     (equal up to float rounding), for self-play and evaluation.
 
     * the first layer's observation part ``obs @ W_obs + b`` once per position, broadcast to
-      its actions (as :meth:`QNet.forward`);
+      its actions (as :meth:`QNet.forward`), over the observation's nonzero entries only
+      (numba, :func:`agents.trained.first_layer`; 5-10% of the entries are nonzero);
     * with ``ids`` (the actions' ids), its action part ``features(id) @ W_act`` comes from a
       per-id cache (:class:`agents.trained.ActionRows`, rows of the ids met), computed once
       per id while the weights stay the same: the cache is emptied whenever the first
@@ -318,6 +319,8 @@ class FactoredScorer:
       of that tensor), so the scores always follow the current weights;
     * ``torch.inference_mode``, fused bias (``addmm``) and in-place ReLU, one batched
       matmul per layer over every action of the call.
+
+    On a GPU the first layer is the two matmuls of :meth:`QNet.forward` (no cache).
 
     Args:
         net: the network (its current weights are used at every call).
@@ -332,16 +335,22 @@ class FactoredScorer:
     def __init__(self, net: QNet, features, n_actions: int, cache: bool = True):
         self.net, self.features = net, features
         self.rows = _trained.ActionRows(n_actions, net.layers[0].out_features) if cache else None
-        self._key: Optional[tuple] = None
+        self._key: Optional[tuple] = None  # the first layer's weights the copies below are of
+        self._w_obs = self._w_act_t = self._b = None
 
-    def _act_rows(self, ids: np.ndarray, w_act_t: torch.Tensor) -> torch.Tensor:
-        w = self.net.layers[0].weight
-        key = (w.data_ptr(), w._version)
+    def _refresh(self) -> None:
+        """Empty the cache and copy the first layer anew when its weights changed."""
+        first = self.net.layers[0]
+        w = first.weight
+        key = (w.data_ptr(), w._version, first.bias.data_ptr(), first.bias._version)
         if key != self._key:
-            self.rows.clear()
+            if self.rows is not None:
+                self.rows.clear()
+            D = self.net.obs_dim
+            self._w_obs = w[:, :D].detach().t().contiguous().numpy()  # [D, H]
+            self._w_act_t = w[:, D:].detach().t()
+            self._b = first.bias.detach().numpy()
             self._key = key
-        return torch.from_numpy(self.rows.lookup(ids, lambda u: (torch.from_numpy(
-            np.ascontiguousarray(self.features(u), np.float32)) @ w_act_t).numpy()))
 
     def __call__(self, obs, feats, owner, ids: Optional[np.ndarray] = None) -> torch.Tensor:
         """Scores ``[m]`` of the ``m`` actions (``feats [m, F]``, or ``ids [m]``; ``owner [m]`` =
@@ -350,13 +359,29 @@ class FactoredScorer:
         first, D = net.layers[0], net.obs_dim
         dev = first.weight.device
         with torch.inference_mode():
-            w = first.weight
-            if ids is not None and self.rows is not None and dev.type == "cpu":
-                h = self._act_rows(np.asarray(ids), w[:, D:].t())
-            else:
+            if dev.type != "cpu":
+                w = first.weight
                 h = torch.as_tensor(feats, device=dev) @ w[:, D:].t()
-            o = torch.as_tensor(obs, device=dev)
-            h += torch.addmm(first.bias, o, w[:, :D].t()).index_select(0, torch.as_tensor(owner, device=dev))
+                o = torch.as_tensor(obs, device=dev)
+                h += torch.addmm(first.bias, o, w[:, :D].t()).index_select(0, torch.as_tensor(owner, device=dev))
+            else:
+                self._refresh()
+
+                def compute(u):
+                    f = torch.from_numpy(np.ascontiguousarray(self.features(u), np.float32))
+                    return (f @ self._w_act_t).numpy()
+
+                slots = None
+                if ids is not None and self.rows is not None:
+                    slots = self.rows.take(np.asarray(ids), compute)
+                if slots is not None:
+                    act = self.rows.rows
+                elif ids is not None:
+                    act = compute(np.asarray(ids))
+                else:
+                    act = (torch.as_tensor(feats) @ self._w_act_t).numpy()
+                h = torch.from_numpy(_trained.factored_first_layer(
+                    _as_numpy(obs), self._w_obs, self._b, _as_numpy(owner), act, slots))
             for layer in net.layers[1:]:
                 h = torch.addmm(layer.bias, h.relu_(), layer.weight.t())
             return h[:, 0]
