@@ -32,6 +32,12 @@ Weight file format (``.npz``, written by :func:`save_weights`, read by :func:`lo
   margin to every other action (bids, digs, burying, exchanges, joker picks, and Lanxi
   Wulong's 报牌, which is offered beside the card plays): :func:`action_margins`.
 
+Inference: the observation part of the first layer is computed once per position over the
+observation's nonzero entries (:func:`first_layer`, numba), the action part once per action id
+(:class:`ActionRows`, the ids met so far; the agent's weights never change), then the other
+layers on every legal action in one matmul each.  ``train.dmc.FactoredScorer`` does the same
+in torch during training (its cache follows the changing weights).
+
 Weights for game ``G`` (default options) ship as ``agents/weights/G.npz``.
 """
 

@@ -27,7 +27,9 @@ plays and learns at every seat) or, with ``opp_fn`` given and ``pool_frac > 0``,
 ``pool_frac`` of the deals (drawn per deal) seat the learner at one random seat and
 ``opp_fn`` at the others (only the learner's decisions are samples).
 
-Example (any scoring function works; ``train.dmc`` passes its torch ``QNet``)::
+Example (any scoring function works; ``train.dmc`` passes a ``train.dmc.FactoredScorer`` of
+its torch ``QNet``, which also gets the action ids: a scorer with ``takes_ids = True`` is
+called ``policy_fn(obs, feats, owner, ids)``)::
 
     sp = SelfPlay("wakeng", 256, seed=0, eps=0.1)
     score = lambda obs, feats, owner: feats.sum(axis=1)      # a stand-in network
