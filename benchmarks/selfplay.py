@@ -23,7 +23,8 @@ times round-robin (every path sees the same machine load; the best repeat is kep
   costs at worst: the action part is then computed once per distinct id of the step);
 * ``engine, N actors``: :class:`train.selfplay.ActorPool` processes (one torch thread each),
   decisions/s arriving at the learner in steady state (after ``2 * --seconds`` of draining
-  the batches queued during start-up; 1 actor; 2 when ``--actors 2``), plain and factored;
+  the batches queued during start-up; 1 actor; 2 when ``--actors 2``), plain and factored,
+  and the most actors with ``--envs-large`` games each, factored;
 * ``engine, no network``: the same engine with a free scoring function (the feature rows'
   sum): what the engine costs without the network, its ceiling;
 * the share of the engine's step spent in the network's forward pass (plain and factored).
@@ -48,7 +49,7 @@ import time  # noqa: E402
 import numpy as np  # noqa: E402
 import torch  # noqa: E402
 
-from train.dmc import DMC, Config, TorchPolicy  # noqa: E402
+from train.dmc import DMC, Config, TorchPolicy, exploration_rates  # noqa: E402
 from train.selfplay import ActorPool, SelfPlay, torch_scorer  # noqa: E402
 
 
@@ -150,30 +151,34 @@ def measure(game: str, seconds: float, repeats: int, envs: int, envs_large: int,
             else:
                 r = _rate(fn, seconds)
             best[name] = max(best[name], r)
-    for k in range(1, actors + 1):
-        for fast_actor in (False, True):
-            pool = ActorPool(game, {}, vec.net, vec.opp_net, actors=k, n=envs, seed=5, eps=vec.eps_slot,
-                             scale=1.0, pool_frac=0.0, batch=512, fast=fast_actor)
-            try:
-                got = None
-                while got is None:  # the actors' start-up (spawned processes import everything)
-                    got = pool.get(timeout=120)
-                # drain what the actors queued while the others started: only steady production counts
-                t0 = time.perf_counter()
-                while time.perf_counter() - t0 < 2 * seconds:
-                    pool.get(timeout=30)
-                rates = []
-                for _ in range(repeats):
-                    t0, dec = time.perf_counter(), 0
-                    while time.perf_counter() - t0 < seconds:
-                        g = pool.get(timeout=30)
-                        if g is not None:
-                            dec += g[0]
-                    rates.append(dec / (time.perf_counter() - t0))
-                name = f"engine, {k} actor process{'es' if k > 1 else ''}" + (", factored" if fast_actor else "")
-                best[name] = max(rates)
-            finally:
-                pool.close()
+    runs = [(k, fast_actor, envs) for k in range(1, actors + 1) for fast_actor in (False, True)]
+    if actors:
+        runs.append((actors, True, envs_large))
+    for k, fast_actor, n in runs:
+        pool = ActorPool(game, {}, vec.net, vec.opp_net, actors=k, n=n, seed=5,
+                         eps=exploration_rates(vec.cfg.eps, vec.cfg.eps_alpha, n),
+                         scale=1.0, pool_frac=0.0, batch=512, fast=fast_actor)
+        try:
+            got = None
+            while got is None:  # the actors' start-up (spawned processes import everything)
+                got = pool.get(timeout=120)
+            # drain what the actors queued while the others started: only steady production counts
+            t0 = time.perf_counter()
+            while time.perf_counter() - t0 < 2 * seconds:
+                pool.get(timeout=30)
+            rates = []
+            for _ in range(repeats):
+                t0, dec = time.perf_counter(), 0
+                while time.perf_counter() - t0 < seconds:
+                    g = pool.get(timeout=30)
+                    if g is not None:
+                        dec += g[0]
+                rates.append(dec / (time.perf_counter() - t0))
+            name = (f"engine, {k} actor process{'es' if k > 1 else ''}" + (f", {n} games" if n != envs else "")
+                    + (", factored" if fast_actor else ""))
+            best[name] = max(rates)
+        finally:
+            pool.close()
     return {"rates": best, "forward_share": {k: float(np.median(v)) for k, v in share.items()}}
 
 

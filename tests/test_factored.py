@@ -93,6 +93,7 @@ def test_factored_scores_equal_the_plain_mlp(name, tmp_path):
     net = _net(game, seed=len(name))
     seq = _sequential(net)
     scorer = FactoredScorer(net, game.action_features, game.n_actions)
+    uncached = FactoredScorer(net, game.action_features, game.n_actions, cache=False)
     path = str(tmp_path / "w.npz")
     export_weights(net, path, {"game": name}, dtype=np.float32)
     qn = QNetwork(path)
@@ -105,6 +106,7 @@ def test_factored_scores_equal_the_plain_mlp(name, tmp_path):
         _close(scorer(obs, feats, owner), want)  # feature rows, no cache
         _close(scorer(obs, None, owner, ids), want)  # cache cold (these ids computed now)
         _close(scorer(obs, None, owner, ids), want)  # warm
+        _close(uncached(obs, None, owner, ids), want)
         _close(qn.scores_batch(obs, feats, owner), want)
         _close(qn.scores_ids(obs, ids, owner, rows, game.action_features), want)
         _close(qn.scores_ids(obs, ids, owner, rows, game.action_features), want)

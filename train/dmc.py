@@ -342,6 +342,8 @@ class FactoredScorer:
         """Empty the cache and copy the first layer anew when its weights changed."""
         first = self.net.layers[0]
         w = first.weight
+        # torch bumps a tensor's version counter at every in-place change (optimizer steps,
+        # load_state_dict, copy_); data_ptr tells a replaced tensor
         key = (w.data_ptr(), w._version, first.bias.data_ptr(), first.bias._version)
         if key != self._key:
             if self.rows is not None:
@@ -361,6 +363,8 @@ class FactoredScorer:
         with torch.inference_mode():
             if dev.type != "cpu":
                 w = first.weight
+                if feats is None:
+                    feats = np.ascontiguousarray(self.features(np.asarray(ids)), np.float32)
                 h = torch.as_tensor(feats, device=dev) @ w[:, D:].t()
                 o = torch.as_tensor(obs, device=dev)
                 h += torch.addmm(first.bias, o, w[:, :D].t()).index_select(0, torch.as_tensor(owner, device=dev))
