@@ -213,12 +213,17 @@ def main(argv=None) -> int:
                       f"self-play time with `QNet.forward`, {100 * fs['engine, factored']:.0f}% with the "
                       f"factored scorer ({a.envs} games). Load average after {game}: "
                       f"{os.getloadavg()[0]:.1f}.", ""]
+    write_report(lines, a.out)
+    return 0
+
+
+def write_report(lines: list, out) -> None:
+    """Print the report's lines and write them to ``out`` (when given)."""
     text = "\n".join(lines) + "\n"
     print(text)
-    if a.out:
-        with open(a.out, "w") as f:
+    if out:
+        with open(out, "w") as f:
             f.write(text)
-    return 0
 
 
 if __name__ == "__main__":
