@@ -32,6 +32,12 @@ Weight file format (``.npz``, written by :func:`save_weights`, read by :func:`lo
   margin to every other action (bids, digs, burying, exchanges, joker picks, and Lanxi
   Wulong's 报牌, which is offered beside the card plays): :func:`action_margins`.
 
+Inference: the observation part of the first layer is computed once per position over the
+observation's nonzero entries (:func:`first_layer`, numba), the action part once per action id
+(:class:`ActionRows`, the ids met so far; the agent's weights never change), then the other
+layers on every legal action in one matmul each.  ``train.dmc.FactoredScorer`` does the same
+in torch during training (its cache follows the changing weights).
+
 Weights for game ``G`` (default options) ship as ``agents/weights/G.npz``.
 """
 
@@ -43,6 +49,7 @@ import os
 from typing import Any, Optional
 
 import numpy as np
+from numba import njit
 
 from .base import Agent, as_game, legal_ids, obs_vector
 
@@ -92,6 +99,49 @@ def save_weights(path: str, layers: list[tuple[np.ndarray, np.ndarray]], obs_dim
     os.replace(tmp, path)
 
 
+@njit(cache=True)
+def first_layer(obs, w_obs, b, owner, act_rows, slots, pos_buf, out):
+    """The first layer before its ReLU, ``out[j] = obs[owner[j]] @ w_obs + b + act_rows[slots[j]]``
+    (``obs [n, D]``, ``w_obs [D, H]``, ``act_rows [R, H]``: the action parts; ``pos_buf [n, H]``
+    scratch).  The observation part is computed once per position over the observation's
+    nonzero entries only (5-10% of them in every game): a sum of rows of ``w_obs``."""
+    n, D = obs.shape
+    H = b.shape[0]
+    for p in range(n):
+        for h in range(H):
+            pos_buf[p, h] = b[h]
+        for d in range(D):
+            v = obs[p, d]
+            if v != 0.0:
+                for h in range(H):
+                    pos_buf[p, h] += v * w_obs[d, h]
+    for j in range(owner.shape[0]):
+        p = owner[j]
+        r = slots[j]
+        for h in range(H):
+            out[j, h] = pos_buf[p, h] + act_rows[r, h]
+
+
+def factored_first_layer(obs: np.ndarray, w_obs: np.ndarray, b: np.ndarray, owner: np.ndarray,
+                         act_rows: np.ndarray, slots: Optional[np.ndarray] = None) -> np.ndarray:
+    """:func:`first_layer` with its checks: ``float32 [m, H]`` first-layer values of ``m``
+    actions (``slots``: row of ``act_rows`` per action, default ``0..m-1``)."""
+    obs = np.ascontiguousarray(obs, np.float32)
+    owner = np.ascontiguousarray(owner, np.int64)
+    m = len(owner)
+    slots = np.arange(m, dtype=np.int64) if slots is None else np.ascontiguousarray(slots, np.int64)
+    if obs.ndim != 2 or obs.shape[1] != w_obs.shape[0]:
+        raise ValueError(f"observations of shape {obs.shape}; expected (n, {w_obs.shape[0]})")
+    if slots.shape != (m,) or act_rows.ndim != 2 or act_rows.shape[1] != len(b):
+        raise ValueError(f"{m} actions need {m} action rows of width {len(b)}")
+    if m and (owner.min() < 0 or owner.max() >= len(obs) or slots.min() < 0 or slots.max() >= len(act_rows)):
+        raise ValueError("owner / action rows out of range")
+    out = np.empty((m, len(b)), np.float32)
+    first_layer(obs, w_obs, b, owner, np.ascontiguousarray(act_rows, np.float32), slots,
+                np.empty((len(obs), len(b)), np.float32), out)
+    return out
+
+
 class QNetwork:
     """The numpy Q network of a weight file (float32 compute).
 
@@ -133,11 +183,113 @@ class QNetwork:
         h = np.asarray(obs, np.float32) @ self.w_obs + self.b0
         return self._body(h[owner] + np.asarray(feats, np.float32) @ self.w_act)
 
+    def scores_ids(self, obs: np.ndarray, ids: np.ndarray, owner: np.ndarray, rows: "ActionRows",
+                   features) -> np.ndarray:
+        """:meth:`scores_batch` of the actions ``ids`` (``owner`` as there), the first layer's
+        action part ``features(id) @ w_act`` taken from the per-id cache ``rows`` (computed
+        for the ids not in it yet; ``features(ids) -> [k, feat_dim]``, e.g.
+        ``game.action_features``).  Equal to :meth:`scores_batch` up to float rounding."""
+        compute = lambda u: np.asarray(features(u), np.float32) @ self.w_act  # noqa: E731
+        slots = rows.take(ids, compute)
+        if slots is None:  # more distinct ids than the cache holds
+            return self._body(factored_first_layer(obs, self.w_obs, self.b0, owner, compute(ids)))
+        return self._body(factored_first_layer(obs, self.w_obs, self.b0, owner, rows.rows, slots))
+
+    def action_rows(self, n_actions: int) -> "ActionRows":
+        """An empty per-id cache of this network's first-layer action part (for :meth:`scores_ids`)."""
+        return ActionRows(n_actions, self.w_act.shape[1])
+
     def _body(self, h: np.ndarray) -> np.ndarray:
         for w, b in self.layers:
             np.maximum(h, 0.0, out=h)
             h = h @ w + b
         return h[:, 0]
+
+
+class ActionRows:
+    """Cache of a network's first-layer action part, one row ``features(id) @ W_act`` per
+    action id, filled lazily with the ids met (not all ``n_actions``: Pao De Kuai has ~90k ids,
+    a full table of 512-wide rows would be 184 MB).
+
+    The first layer of the Q network on ``[obs; features(a)]`` is ``obs @ W_obs + features(a)
+    @ W_act + b``: the observation part is computed once per position, and the action part
+    depends on the action id alone, so it is computed once per id while the weights stay
+    the same (the owner calls :meth:`clear` when they change).  At most ``max_rows`` rows are
+    kept (then the cache starts again empty), float32.
+
+    Args:
+        n_actions: the game's action count (ids ``0 .. n_actions - 1``).
+        width: the first layer's width.
+        max_rows: most rows kept (default 32768: 64 MB at width 512).
+    """
+
+    def __init__(self, n_actions: int, width: int, max_rows: int = 32768):
+        if int(n_actions) < 1 or int(width) < 1 or int(max_rows) < 1:
+            raise ValueError(f"ActionRows needs n_actions, width, max_rows >= 1, got "
+                             f"{n_actions!r}, {width!r}, {max_rows!r}")
+        self.n_actions, self.width, self.max_rows = int(n_actions), int(width), int(max_rows)
+        self.slot = np.full(self.n_actions, -1, np.int64)  # row of each id, -1: not computed
+        self.rows = np.zeros((min(256, self.max_rows), self.width), np.float32)
+        self.row_id = np.zeros(len(self.rows), np.int64)
+        self.used = 0
+
+    def __getstate__(self) -> dict:  # pickles empty (the rows are recomputed on demand)
+        return {"n_actions": self.n_actions, "width": self.width, "max_rows": self.max_rows}
+
+    def __setstate__(self, state: dict) -> None:
+        self.__init__(**state)
+
+    def clear(self) -> None:
+        """Forget every row (the weights changed)."""
+        self.slot[self.row_id[:self.used]] = -1
+        self.used = 0
+
+    def lookup(self, ids: np.ndarray, compute) -> np.ndarray:
+        """The rows of ``ids`` (a new ``[len(ids), width]`` float32 array), computing the
+        missing ones with ``compute(unique_ids) -> [k, width]`` (more distinct ids than
+        ``max_rows``: ``compute(ids)``, nothing kept)."""
+        slots = self.take(ids, compute)
+        if slots is None:
+            return np.asarray(compute(np.asarray(ids)), np.float32)
+        return self.rows[slots]
+
+    def take(self, ids: np.ndarray, compute) -> Optional[np.ndarray]:
+        """Row index (into :attr:`rows`) of each of ``ids``, computing the missing ones with
+        ``compute(unique_ids) -> [k, width]`` first; ``None`` when the call has more distinct
+        ids than ``max_rows``."""
+        ids = np.asarray(ids)
+        if ids.dtype.kind not in "iu":
+            raise TypeError(f"action ids must be integers, got dtype {ids.dtype}")
+        if ids.size and (ids.min() < 0 or ids.max() >= self.n_actions):
+            raise ValueError(f"action ids must lie in [0, {self.n_actions}), got "
+                             f"{int(ids.min())}..{int(ids.max())}")
+        s = self.slot[ids]
+        miss = s < 0
+        if not miss.any():
+            return s
+        new = np.unique(ids[miss])
+        k = len(new)
+        if k > self.max_rows:
+            return None
+        if self.used + k > self.max_rows:
+            self.clear()
+            return self.take(ids, compute)
+        if self.used + k > len(self.rows):
+            cap = min(self.max_rows, max(2 * len(self.rows), self.used + k))
+            rows = np.zeros((cap, self.width), np.float32)
+            rows[:self.used] = self.rows[:self.used]
+            row_id = np.zeros(cap, np.int64)
+            row_id[:self.used] = self.row_id[:self.used]
+            self.rows, self.row_id = rows, row_id
+        r = np.asarray(compute(new), np.float32)
+        if r.shape != (k, self.width):
+            raise ValueError(f"compute returned shape {r.shape}, expected {(k, self.width)}")
+        end = self.used + k
+        self.rows[self.used:end] = r
+        self.row_id[self.used:end] = new
+        self.slot[new] = np.arange(self.used, end)
+        self.used = end
+        return self.slot[ids]
 
 
 class TrainedAgent(Agent):
@@ -167,6 +319,7 @@ class TrainedAgent(Agent):
         if reason is not None:
             raise ValueError(f"agent 'trained' cannot play {name} with {self.path!r}: {reason}")
         self._obs = np.zeros(game.layout.size, np.float32)
+        self._rows = self.net.action_rows(game.n_actions)  # the weights never change: kept
         self.prior = None
         self.margins = prior_margins(self.net.meta)
         prior = self.net.meta.get("prior")
@@ -194,7 +347,9 @@ class TrainedAgent(Agent):
 
     def scores(self, obs: np.ndarray, legal: np.ndarray) -> np.ndarray:
         """Q scores of the ``legal`` action ids in the position ``obs``."""
-        return self.net.scores(obs, self.game.action_features(legal))
+        legal = np.asarray(legal)
+        return self.net.scores_ids(np.asarray(obs, np.float32)[None, :], legal,
+                                   np.zeros(len(legal), np.int64), self._rows, self.game.action_features)
 
     def act(self, observation: dict, legal: Optional[np.ndarray] = None,
             info: Optional[dict] = None) -> int:
@@ -226,7 +381,7 @@ class TrainedAgent(Agent):
         if (sizes == 0).any():
             raise ValueError("no legal action to choose from in some row of the batch")
         if self.prior is None:
-            q = self.net.scores_batch(observations, self.game.action_features(ids), rows)
+            q = self.net.scores_ids(observations, ids, rows, self._rows, self.game.action_features)
             return ids[segment_argmax(q, sizes)].astype(np.int64)
         out = np.asarray(self.prior.act_batch(observations, masks), np.int64).copy()
         margin = action_margins(ids, sizes, self.game.pass_id, self.margins, out)
@@ -234,7 +389,8 @@ class TrainedAgent(Agent):
         if ask.size:  # score only the positions where the network may override the prior
             keep = np.isin(rows, ask)
             sub_rows = np.searchsorted(ask, rows[keep])
-            q = self.net.scores_batch(observations[ask], self.game.action_features(ids[keep]), sub_rows)
+            q = self.net.scores_ids(observations[ask], ids[keep], sub_rows, self._rows,
+                                    self.game.action_features)
             out[ask] = choose_with_prior(q, ids[keep], sizes[ask], out[ask], margin[keep])
         return out
 

@@ -305,24 +305,114 @@ class QNet(nn.Module):
                 for l in self.layers]
 
 
+class FactoredScorer:
+    """Inference-only scoring with a :class:`QNet`: the outputs of ``net(obs, feats, owner)``
+    (equal up to float rounding), for self-play and evaluation.
+
+    * the first layer's observation part ``obs @ W_obs + b`` once per position, broadcast to
+      its actions (as :meth:`QNet.forward`), over the observation's nonzero entries only
+      (numba, :func:`agents.trained.first_layer`; 5-10% of the entries are nonzero);
+    * with ``ids`` (the actions' ids), its action part ``features(id) @ W_act`` comes from a
+      per-id cache (:class:`agents.trained.ActionRows`, rows of the ids met), computed once
+      per id while the weights stay the same: the cache is emptied whenever the first
+      layer's weight changes (an optimizer step, ``load_state_dict``: torch's version counter
+      of that tensor), so the scores always follow the current weights;
+    * ``torch.inference_mode``, fused bias (``addmm``) and in-place ReLU, one batched
+      matmul per layer over every action of the call.
+
+    On a GPU the first layer is the two matmuls of :meth:`QNet.forward` (no cache).
+
+    Args:
+        net: the network (its current weights are used at every call).
+        features: ``features(ids) -> [k, feat_dim]`` float32 (``game.action_features``).
+        n_actions: the game's action count.
+        cache: keep the per-id cache (CPU only; otherwise the action part is ``feats @ W_act``).
+    """
+
+    #: :meth:`train.selfplay.SelfPlay.step` passes the action ids
+    takes_ids = True
+
+    def __init__(self, net: QNet, features, n_actions: int, cache: bool = True):
+        self.net, self.features = net, features
+        self.rows = _trained.ActionRows(n_actions, net.layers[0].out_features) if cache else None
+        self._key: Optional[tuple] = None  # the first layer's weights the copies below are of
+        self._w_obs = self._w_act_t = self._b = None
+
+    def _refresh(self) -> None:
+        """Empty the cache and copy the first layer anew when its weights changed."""
+        first = self.net.layers[0]
+        w = first.weight
+        # torch bumps a tensor's version counter at every in-place change (optimizer steps,
+        # load_state_dict, copy_); data_ptr tells a replaced tensor
+        key = (w.data_ptr(), w._version, first.bias.data_ptr(), first.bias._version)
+        if key != self._key:
+            if self.rows is not None:
+                self.rows.clear()
+            D = self.net.obs_dim
+            self._w_obs = w[:, :D].detach().t().contiguous().numpy()  # [D, H]
+            self._w_act_t = w[:, D:].detach().t()
+            self._b = first.bias.detach().numpy()
+            self._key = key
+
+    def __call__(self, obs, feats, owner, ids: Optional[np.ndarray] = None) -> torch.Tensor:
+        """Scores ``[m]`` of the ``m`` actions (``feats [m, F]``, or ``ids [m]``; ``owner [m]`` =
+        the row of ``obs [n, O]`` each belongs to), as :meth:`QNet.forward`."""
+        net = self.net
+        first, D = net.layers[0], net.obs_dim
+        dev = first.weight.device
+        with torch.inference_mode():
+            if dev.type != "cpu":
+                w = first.weight
+                if feats is None:
+                    feats = np.ascontiguousarray(self.features(np.asarray(ids)), np.float32)
+                h = torch.as_tensor(feats, device=dev) @ w[:, D:].t()
+                o = torch.as_tensor(obs, device=dev)
+                h += torch.addmm(first.bias, o, w[:, :D].t()).index_select(0, torch.as_tensor(owner, device=dev))
+            else:
+                self._refresh()
+
+                def compute(u):
+                    f = torch.from_numpy(np.ascontiguousarray(self.features(u), np.float32))
+                    return (f @ self._w_act_t).numpy()
+
+                slots = None
+                if ids is not None and self.rows is not None:
+                    slots = self.rows.take(np.asarray(ids), compute)
+                if slots is not None:
+                    act = self.rows.rows
+                elif ids is not None:
+                    act = compute(np.asarray(ids))
+                else:
+                    act = (torch.as_tensor(feats) @ self._w_act_t).numpy()
+                h = torch.from_numpy(_trained.factored_first_layer(
+                    _as_numpy(obs), self._w_obs, self._b, _as_numpy(owner), act, slots))
+            for layer in net.layers[1:]:
+                h = torch.addmm(layer.bias, h.relu_(), layer.weight.t())
+            return h[:, 0]
+
+
 def export_weights(net: QNet, path: str, meta: dict, dtype=np.float16) -> None:
     """Write ``net`` as an :mod:`agents.trained` weight file."""
     save_weights(path, net.numpy_layers(), net.obs_dim, meta, dtype=dtype)
 
 
 class TorchPolicy:
-    """Greedy (or epsilon-greedy) batched action choice with a :class:`QNet`."""
+    """Greedy (or epsilon-greedy) batched action choice with a :class:`QNet`; ``fast``: score
+    with a :class:`FactoredScorer` (same scores up to float rounding), else ``net(...)``."""
 
-    def __init__(self, game, net: QNet, device: torch.device):
+    def __init__(self, game, net: QNet, device: torch.device, fast: bool = True):
         self.game, self.net, self.device = game, net, device
+        self.scorer = FactoredScorer(net, game.action_features, game.n_actions) if fast else None
 
     @torch.no_grad()
     def scores(self, obs: np.ndarray, ids: np.ndarray, sizes: np.ndarray) -> np.ndarray:
         """Q of the concatenated legal ids ``ids`` of positions ``obs`` (``sizes`` per position)."""
         dev = self.device
-        owner = torch.from_numpy(np.repeat(np.arange(len(sizes)), sizes)).to(dev)
+        owner = np.repeat(np.arange(len(sizes)), sizes)
+        if self.scorer is not None and next(self.net.parameters()).device.type == "cpu":
+            return _as_numpy(self.scorer(obs, None, owner, ids)).astype(np.float32, copy=False)
         feats = torch.from_numpy(self.game.action_features(ids)).to(dev)
-        q = self.net(torch.from_numpy(obs).to(dev), feats, owner)
+        q = self.net(torch.from_numpy(obs).to(dev), feats, torch.from_numpy(owner).to(dev))
         return q.float().cpu().numpy()
 
     def choose(self, obs: np.ndarray, ids: np.ndarray, sizes: np.ndarray) -> np.ndarray:
@@ -799,8 +889,8 @@ class DMC:
             return
         self._engine = SelfPlay(self.game, cfg.envs, seed=seed, eps=self.eps_slot, scale=self.scale,
                                 pool_frac=cfg.pool_frac)
-        self._score = torch_scorer(self.net, self.device)
-        self._opp_score = torch_scorer(self.opp_net, self.device)
+        self._score = torch_scorer(self.net, self.device, game=self.game)
+        self._opp_score = torch_scorer(self.opp_net, self.device, game=self.game)
 
     def _stop_engine(self) -> None:
         if getattr(self, "_actors", None) is not None:

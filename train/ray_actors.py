@@ -47,7 +47,8 @@ class _Actor:
         self.sp = SelfPlay(game, n, seed=seed, eps=eps, scale=scale, pool_frac=pool_frac, **options)
         self.net = QNet(obs_dim, feat_dim, hidden).eval()
         self.opp = QNet(obs_dim, feat_dim, hidden).eval()
-        self.score, self.opp_score = torch_scorer(self.net), torch_scorer(self.opp)
+        self.score = torch_scorer(self.net, game=self.sp.game)
+        self.opp_score = torch_scorer(self.opp, game=self.sp.game)
         self.has_opp = False
 
     def set_weights(self, state: dict, which: str) -> None:

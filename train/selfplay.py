@@ -27,7 +27,9 @@ plays and learns at every seat) or, with ``opp_fn`` given and ``pool_frac > 0``,
 ``pool_frac`` of the deals (drawn per deal) seat the learner at one random seat and
 ``opp_fn`` at the others (only the learner's decisions are samples).
 
-Example (any scoring function works; ``train.dmc`` passes its torch ``QNet``)::
+Example (any scoring function works; ``train.dmc`` passes a ``train.dmc.FactoredScorer`` of
+its torch ``QNet``, which also gets the action ids: a scorer with ``takes_ids = True`` is
+called ``policy_fn(obs, feats, owner, ids)``)::
 
     sp = SelfPlay("wakeng", 256, seed=0, eps=0.1)
     score = lambda obs, feats, owner: feats.sum(axis=1)      # a stand-in network
@@ -439,10 +441,10 @@ class SelfPlay:
         q = np.empty(pos.m, np.float32)
         npl, ml = pos.n_learner, pos.m_learner
         if ml:
-            q[:ml] = _as_numpy(policy_fn(pos.obs[:npl], pos.feats[:ml], pos.owner[:ml]))
+            q[:ml] = _score(policy_fn, pos.obs[:npl], pos.feats[:ml], pos.owner[:ml], pos.ids[:ml])
         if pos.m > ml:
             fn = opp_fn if opp_fn is not None else policy_fn
-            q[ml:] = _as_numpy(fn(pos.obs[npl:], pos.feats[ml:], pos.owner[ml:] - npl))
+            q[ml:] = _score(fn, pos.obs[npl:], pos.feats[ml:], pos.owner[ml:] - npl, pos.ids[ml:])
         return self.commit(q, pool=opp_fn is not None)
 
     def pop(self, B: Optional[int] = None) -> Batch:
@@ -477,11 +479,24 @@ def _as_numpy(q) -> np.ndarray:
     return q.detach().cpu().numpy()  # a torch tensor
 
 
-def torch_scorer(net, device=None) -> PolicyFn:
-    """A ``policy_fn`` scoring with a ``train.dmc.QNet`` (no gradients, float32)."""
+def _score(fn: PolicyFn, obs: np.ndarray, feats: np.ndarray, owner: np.ndarray, ids: np.ndarray) -> np.ndarray:
+    """``fn``'s scores as numpy; a scorer with ``takes_ids`` (``train.dmc.FactoredScorer``) also gets the ids."""
+    if getattr(fn, "takes_ids", False):
+        return _as_numpy(fn(obs, feats, owner, ids))
+    return _as_numpy(fn(obs, feats, owner))
+
+
+def torch_scorer(net, device=None, game=None) -> PolicyFn:
+    """A ``policy_fn`` scoring with a ``train.dmc.QNet`` (no gradients, float32): with
+    ``game`` (and on CPU) a ``train.dmc.FactoredScorer`` (per-id cache of the first layer's
+    action part, fused layers; same scores up to float rounding), else ``net(obs, feats, owner)``."""
     import torch
 
     dev = device if device is not None else next(net.parameters()).device
+    if game is not None and torch.device(dev).type == "cpu":
+        from .dmc import FactoredScorer
+
+        return FactoredScorer(net, game.action_features, game.n_actions)
 
     def score(obs, feats, owner):
         with torch.no_grad():
@@ -496,7 +511,7 @@ def torch_scorer(net, device=None) -> PolicyFn:
 # ---------------------------------------------------------------------------------------------
 def _actor_main(idx: int, game: str, options: dict, n: int, seed: int, eps, scale: float,
                 pool_frac: float, batch: int, net, opp_net, version, opp_version, out_q, stop,
-                threads: int) -> None:
+                threads: int, fast: bool = True) -> None:
     """Body of an :class:`ActorPool` process: play with the shared networks, send batches."""
     import copy
 
@@ -511,7 +526,8 @@ def _actor_main(idx: int, game: str, options: dict, n: int, seed: int, eps, scal
     sp = SelfPlay(game, n, seed=seed, eps=eps, scale=scale, pool_frac=pool_frac, **options)
     local, local_opp = copy.deepcopy(net).eval(), copy.deepcopy(opp_net).eval()
     seen, seen_opp = -1, -1
-    score, opp_score = torch_scorer(local), torch_scorer(local_opp)
+    g = sp.game if fast else None
+    score, opp_score = torch_scorer(local, game=g), torch_scorer(local_opp, game=g)
     pending: list = []
     while not stop.is_set():
         if version.value != seen:
@@ -539,10 +555,11 @@ class ActorPool:
     """``actors`` processes, each a :class:`SelfPlay` of ``n`` games playing with a
     shared-memory copy of the learner's network (and of its opponent network for pool games);
     :meth:`get` returns ``(obs, act, target)`` batches, :meth:`publish` hands new weights to
-    the actors.  Processes are started with ``spawn`` (no state forked from the learner)."""
+    the actors.  Processes are started with ``spawn`` (no state forked from the learner).
+    ``fast``: the actors score with ``train.dmc.FactoredScorer`` (else ``net(...)``)."""
 
     def __init__(self, game: str, options: dict, net, opp_net, *, actors: int, n: int, seed: int,
-                 eps, scale: float, pool_frac: float, batch: int, threads: int = 1):
+                 eps, scale: float, pool_frac: float, batch: int, threads: int = 1, fast: bool = True):
         import copy
 
         import torch.multiprocessing as mp
@@ -559,7 +576,7 @@ class ActorPool:
             p = ctx.Process(target=_actor_main, daemon=True,
                             args=(i, game, options, n, seed * 1000 + i, eps, scale, pool_frac, batch,
                                   self.net, self.opp_net, self.version, self.opp_version,
-                                  self.queue, self.stop, threads))
+                                  self.queue, self.stop, threads, fast))
             p.start()
             self.procs.append(p)
 

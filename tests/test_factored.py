@@ -1,0 +1,230 @@
+"""The factored scoring of the Q network (``train.dmc.FactoredScorer``, ``agents.trained``'s
+numpy ``QNetwork`` with its per-id cache ``ActionRows``) against the plain network: an
+``nn.Sequential`` MLP on the concatenation ``[obs; features(a)]`` of every scored action, the
+form the factored layer replaces.
+
+* on positions of every registered game met in self-play (a few hundred actions each, every
+  kind of decision the first steps of a deal reach): ``QNet.forward``, ``FactoredScorer``
+  (with ids: cached action part, cold and warm; with feature rows) and the numpy network
+  (``scores_batch``, ``scores_ids``) equal the Sequential's scores to float32 rounding;
+* gradients of an MSE loss through ``QNet.forward`` equal the Sequential's (the first layer's
+  gradient is the concatenation of the two parts');
+* the cache follows the weights: after an Adam step or ``load_state_dict`` the scorer gives
+  the new network's scores;
+* the shipped weight files: the agent's cached scores, the torch scorer with the same
+  weights and the Sequential agree, and ``act_batch`` plays the Sequential's argmax;
+* ``ActionRows``: bad ids are clear errors, eviction at ``max_rows`` keeps scores right, a
+  pickled cache comes back empty.
+"""
+
+from __future__ import annotations
+
+import os
+import pickle
+
+import numpy as np
+import pytest
+
+torch = pytest.importorskip("torch")
+from torch import nn  # noqa: E402
+
+from agents.trained import ActionRows, QNetwork, TrainedAgent, default_weights_path  # noqa: E402
+from cardenvs import GAMES  # noqa: E402
+from cardenvs.api import make_game  # noqa: E402
+from train.dmc import FactoredScorer, QNet, TorchPolicy, export_weights  # noqa: E402
+from train.selfplay import SelfPlay  # noqa: E402
+
+HIDDEN = (64, 32, 16)
+
+
+def _positions(name: str, steps=(0, 3, 9, 20), n: int = 24, seed: int = 0):
+    """``(obs, feats, owner, ids)`` batches of the positions self-play meets in ``name``."""
+    sp = SelfPlay(name, n, seed=seed, eps=0.3)
+    rng = np.random.default_rng(seed)
+    out = []
+    for t in range(max(steps) + 1):
+        pos = sp.prepare()
+        if t in steps and pos.m:
+            out.append((pos.obs.copy(), pos.feats.copy(), pos.owner.copy(), pos.ids.copy()))
+        sp.commit(rng.normal(size=pos.m).astype(np.float32))
+    assert out
+    return sp.game, out
+
+
+def _net(game, seed: int, hidden=HIDDEN) -> QNet:
+    torch.manual_seed(seed)
+    net = QNet(game.layout.size, game.action_features(np.zeros(1, np.int64)).shape[1], hidden)
+    with torch.no_grad():  # biases and weights away from the default init's small range
+        for layer in net.layers:
+            layer.bias.uniform_(-0.5, 0.5)
+            layer.weight.mul_(3.0)
+    return net
+
+
+def _sequential(net: QNet) -> nn.Sequential:
+    """The same MLP as one Linear per layer on the concatenated input, weights copied."""
+    mods = []
+    for i, layer in enumerate(net.layers):
+        if i:
+            mods.append(nn.ReLU())
+        lin = nn.Linear(layer.in_features, layer.out_features)
+        with torch.no_grad():
+            lin.weight.copy_(layer.weight)
+            lin.bias.copy_(layer.bias)
+        mods.append(lin)
+    return nn.Sequential(*mods)
+
+
+def _plain(seq: nn.Sequential, obs, feats, owner) -> np.ndarray:
+    x = torch.cat([torch.from_numpy(obs)[torch.from_numpy(owner)], torch.from_numpy(feats)], dim=1)
+    with torch.no_grad():
+        return seq(x)[:, 0].numpy()
+
+
+def _close(got, want) -> None:
+    got = np.asarray(got.detach().numpy() if hasattr(got, "detach") else got, np.float64)
+    tol = 1e-5 * max(1.0, float(np.abs(want).max()))
+    np.testing.assert_allclose(got, want, rtol=1e-5, atol=tol)
+
+
+@pytest.mark.parametrize("name", sorted(GAMES))
+def test_factored_scores_equal_the_plain_mlp(name, tmp_path):
+    game, batches = _positions(name)
+    net = _net(game, seed=len(name))
+    seq = _sequential(net)
+    scorer = FactoredScorer(net, game.action_features, game.n_actions)
+    uncached = FactoredScorer(net, game.action_features, game.n_actions, cache=False)
+    path = str(tmp_path / "w.npz")
+    export_weights(net, path, {"game": name}, dtype=np.float32)
+    qn = QNetwork(path)
+    rows = qn.action_rows(game.n_actions)
+    for obs, feats, owner, ids in batches:
+        want = _plain(seq, obs, feats, owner).astype(np.float64)
+        assert want.std() > 1e-2  # the scores differ between actions: the check can fail
+        with torch.no_grad():
+            _close(net(torch.from_numpy(obs), torch.from_numpy(feats), torch.from_numpy(owner)), want)
+        _close(scorer(obs, feats, owner), want)  # feature rows, no cache
+        _close(scorer(obs, None, owner, ids), want)  # cache cold (these ids computed now)
+        _close(scorer(obs, None, owner, ids), want)  # warm
+        _close(uncached(obs, None, owner, ids), want)
+        _close(qn.scores_batch(obs, feats, owner), want)
+        _close(qn.scores_ids(obs, ids, owner, rows, game.action_features), want)
+        _close(qn.scores_ids(obs, ids, owner, rows, game.action_features), want)
+    assert 0 < scorer.rows.used == rows.used <= game.n_actions
+    assert scorer.rows.used == len(np.unique(np.concatenate([b[3] for b in batches])))
+
+
+@pytest.mark.parametrize("name", ["doudizhu", "wakeng", "wulong"])
+def test_gradients_through_the_factored_layer_equal_the_plain_mlp(name):
+    game, batches = _positions(name, steps=(5,))
+    obs, feats, owner, ids = batches[0]
+    net = _net(game, seed=3)
+    seq = _sequential(net)
+    tgt = torch.from_numpy(np.random.default_rng(1).normal(size=len(ids)).astype(np.float32))
+    q = net(torch.from_numpy(obs), torch.from_numpy(feats), torch.from_numpy(owner))
+    torch.nn.functional.mse_loss(q, tgt).backward()
+    x = torch.cat([torch.from_numpy(obs)[torch.from_numpy(owner)], torch.from_numpy(feats)], dim=1)
+    torch.nn.functional.mse_loss(seq(x)[:, 0], tgt).backward()
+    plain = [m for m in seq if isinstance(m, nn.Linear)]
+    for a, b in zip(net.layers, plain):
+        for pa, pb in ((a.weight, b.weight), (a.bias, b.bias)):
+            assert pb.grad.abs().max() > 0
+            scale = float(pb.grad.abs().max())
+            np.testing.assert_allclose(pa.grad.numpy(), pb.grad.numpy(), rtol=1e-4, atol=1e-5 * scale)
+
+
+def test_the_cache_follows_the_weights():
+    game, batches = _positions("wakeng", steps=(2, 8))
+    net = _net(game, seed=4)
+    scorer = FactoredScorer(net, game.action_features, game.n_actions)
+    policy = TorchPolicy(game, net, torch.device("cpu"))
+    obs, feats, owner, ids = batches[0]
+    before = scorer(obs, None, owner, ids).numpy().copy()
+    opt = torch.optim.Adam(net.parameters(), lr=0.05)
+    q = net(torch.from_numpy(obs), torch.from_numpy(feats), torch.from_numpy(owner))
+    q.pow(2).mean().backward()
+    opt.step()
+    want = _plain(_sequential(net), obs, feats, owner)
+    assert np.abs(want - before).max() > 1e-2  # the step changed the scores
+    _close(scorer(obs, None, owner, ids), want)
+    sizes = np.bincount(owner, minlength=len(obs))
+    _close(policy.scores(obs, ids, sizes), want)
+    other = _net(game, seed=5)
+    net.load_state_dict(other.state_dict())
+    _close(scorer(obs, None, owner, ids), _plain(_sequential(other), obs, feats, owner))
+
+
+def _shipped():
+    out = []
+    for name in sorted(GAMES):
+        path = default_weights_path(name)
+        if os.path.exists(path):
+            out.append((name, path))
+    return out
+
+
+@pytest.mark.parametrize("name,path", _shipped())
+def test_shipped_weights_score_identically(name, path):
+    game, batches = _positions(name, steps=(1, 6, 15))
+    agent = TrainedAgent(game)
+    qn = agent.net
+    net = QNet(qn.obs_dim, qn.feat_dim, [len(qn.b0)] + [w.shape[1] for w, _ in qn.layers[:-1]])
+    with torch.no_grad():  # the file's arrays (float32 of the stored values), as --init loads them
+        first = net.layers[0]
+        first.weight.copy_(torch.from_numpy(np.concatenate([qn.w_obs, qn.w_act]).T.copy()))
+        first.bias.copy_(torch.from_numpy(qn.b0))
+        for layer, (w, b) in zip(net.layers[1:], qn.layers):
+            layer.weight.copy_(torch.from_numpy(w.T.copy()))
+            layer.bias.copy_(torch.from_numpy(b))
+    seq = _sequential(net)
+    scorer = FactoredScorer(net, game.action_features, game.n_actions)
+    for obs, feats, owner, ids in batches:
+        want = _plain(seq, obs, feats, owner).astype(np.float64)
+        _close(scorer(obs, None, owner, ids), want)
+        _close(qn.scores_batch(obs, feats, owner), want)
+        for p in np.unique(owner)[:5]:  # one position at a time: the agent's own scores
+            _close(agent.scores(obs[p], ids[owner == p]), want[owner == p])
+        if agent.prior is None:  # network-only: act_batch plays the argmax
+            masks = np.zeros((len(obs), game.n_actions), np.int8)
+            masks[owner, ids] = 1
+            order = np.lexsort((ids, owner))  # act_batch scores the ids in mask order
+            o_ids, o_owner, o_q = ids[order], owner[order], want[order]
+            best = [o_ids[o_owner == p][np.argmax(o_q[o_owner == p])] for p in range(len(obs))]
+            gaps = [np.sort(o_q[o_owner == p])[-2:] for p in range(len(obs))]
+            clear = np.array([len(g) < 2 or g[1] - g[0] > 1e-4 for g in gaps])
+            got = agent.act_batch(obs, masks)
+            np.testing.assert_array_equal(got[clear], np.asarray(best)[clear])
+
+
+def test_action_rows_errors_eviction_and_pickle():
+    game, batches = _positions("wakeng", steps=(0, 4, 9))
+    net = _net(game, seed=6)
+    seq = _sequential(net)
+    rows = ActionRows(game.n_actions, HIDDEN[0], max_rows=12)
+    scorer = FactoredScorer(net, game.action_features, game.n_actions)
+    scorer.rows = rows
+    evicted = False
+    for obs, feats, owner, ids in batches:
+        for p in np.unique(owner):  # one position at a time: the cache fills up and starts again
+            keep = owner == p
+            sub = np.zeros(int(keep.sum()), np.int64)
+            before = rows.used
+            _close(scorer(obs[p:p + 1], None, sub, ids[keep]), _plain(seq, obs[p:p + 1], feats[keep], sub))
+            evicted |= rows.used < before
+            assert rows.used <= 12
+        # a call with more distinct ids than max_rows is computed without the cache
+        _close(scorer(obs, None, owner, ids), _plain(seq, obs, feats, owner))
+    assert evicted
+    with pytest.raises(ValueError, match="action ids must lie in"):
+        rows.take(np.array([-1]), lambda u: np.zeros((len(u), HIDDEN[0])))
+    with pytest.raises(ValueError, match="action ids must lie in"):
+        rows.take(np.array([game.n_actions]), lambda u: np.zeros((len(u), HIDDEN[0])))
+    with pytest.raises(TypeError, match="integers"):
+        rows.take(np.array([0.5]), lambda u: np.zeros((len(u), HIDDEN[0])))
+    assert rows.take(np.arange(13), lambda u: np.zeros((len(u), HIDDEN[0]))) is None
+    with pytest.raises(ValueError, match="compute returned shape"):
+        ActionRows(game.n_actions, 4).take(np.array([1]), lambda u: np.zeros((1, 5)))
+    with pytest.raises(ValueError, match="n_actions, width, max_rows"):
+        ActionRows(0, 4)
+    back = pickle.loads(pickle.dumps(rows))
+    assert back.used == 0 and back.max_rows == 12 and (back.slot == -1).all()
