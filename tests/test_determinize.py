@@ -706,6 +706,7 @@ def test_paodekuai_must_beat_passes_shape_the_hidden_hands():
         u = s[hand_off(1):hand_off(1) + 16] + s[hand_off(2):hand_off(2) + 16]
         n1 = int(s[hand_off(1):hand_off(1) + 16].sum())
         law = {}
+        splits = []
         for c in itertools.product(*[range(int(x) + 1) for x in u]):
             c1 = np.array(c, np.int64)
             if c1.sum() != n1:
@@ -713,8 +714,16 @@ def test_paodekuai_must_beat_passes_shape_the_hidden_hands():
             row = s.copy()
             row[hand_off(1):hand_off(1) + 16] = c1
             row[hand_off(2):hand_off(2) + 16] = u - c1
+            splits.append(row)
             if _replays(g, s, row):
                 law[tuple(c)] = math.prod(math.comb(int(u[r]), int(c[r])) for r in range(16))
+        checks = Determinizer(g, s, 0).passes
+        assert (checks is not None) == must
+        if must:  # the kernel and the plain check agree with the replay on every split
+            fast = checks.ok_batch(np.array(splits))
+            for row, f in zip(splits, fast):
+                want = tuple(row[hand_off(1):hand_off(1) + 16]) in law
+                assert bool(f) == checks.ok(row) == want
         total = math.comb(int(u.sum()), n1)
         if must:  # the passes rule splits out (else the test would show nothing)
             assert sum(law.values()) < total

@@ -996,11 +996,18 @@ class PassChecks:
                 after[q] += counts[a]
                 plays[q] += 1
 
+        m = len(self.templates)
+        self._work = np.array([t for t, _ in self.templates], np.int64).reshape(m, len(state))
+        self._after = np.array([a for _, a in self.templates], np.int64).reshape(
+            m, len(self.hidden), 16)
+        self._offs = np.array([hand_off(p) for p in self.hidden], np.int64)
+
     def __len__(self) -> int:
         return len(self.templates)
 
     def ok(self, row: np.ndarray) -> bool:
-        """Whether every checked pass stays legal with the hidden hands of sample ``row``."""
+        """Whether every checked pass stays legal with the hidden hands of sample ``row``
+        (plain Python; :meth:`ok_batch` is the kernel)."""
         for t, after in self.templates:
             x = t.copy()
             for i, p in enumerate(self.hidden):
@@ -1009,6 +1016,35 @@ class PassChecks:
             if not self.game.is_legal(x, self.pass_id):
                 return False
         return True
+
+    def ok_batch(self, rows: np.ndarray) -> np.ndarray:
+        """:meth:`ok` of every row of ``rows`` (bool array), in one numba call with the game's
+        own ``is_legal`` kernel (compiled for it on first use in a process)."""
+        out = np.zeros(rows.shape[0], np.bool_)
+        g = self.game
+        _passes_hold(rows, self._work, self._offs, self._after, g.k_is_legal, g.tab, g.opts,
+                     np.int64(self.pass_id), out)
+        return out
+
+
+@njit(cache=False)  # specialised on the game's is_legal dispatcher (cannot be cached)
+def _passes_hold(rows, work, offs, after, is_legal, tab, opts, pass_id, out):
+    """``out[k]``: every pass position ``work[t]`` with row ``k``'s hidden hands (``offs``) plus
+    the cards played since (``after[t]``) keeps the pass legal.  ``work`` is scratch: only its
+    hidden hands are rewritten."""
+    for k in range(rows.shape[0]):
+        row = rows[k]
+        ok = True
+        for t in range(work.shape[0]):
+            x = work[t]
+            for i in range(offs.shape[0]):
+                o = offs[i]
+                for r in range(16):
+                    x[o + r] = row[o + r] + after[t, i, r]
+            if not is_legal(x, pass_id, tab, opts):
+                ok = False
+                break
+        out[k] = ok
 
 
 class Determinizer:
@@ -1041,8 +1077,6 @@ class Determinizer:
             return False
         if self.decl.choice and self.game.legal(row, self._buf) < 2:
             return False
-        if self.passes is not None and not self.passes.ok(row):
-            return False
         if self.constraint.accept is not None and not self.constraint.accept(row):
             return False
         return True
@@ -1065,9 +1099,10 @@ class Determinizer:
                 raise RuntimeError(self._fail())
             if _sample(self.state, self.program, _seed_of(rng), chunk, MAX_TRIES) < 0:
                 raise RuntimeError(self._fail())
-            for row in chunk:
+            passes = self.passes.ok_batch(chunk) if self.passes is not None else None
+            for i, row in enumerate(chunk):
                 tried += 1
-                if self._accept(row):
+                if (passes is None or passes[i]) and self._accept(row):
                     out[k] = row
                     k += 1
                     tried = 0
