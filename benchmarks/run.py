@@ -53,6 +53,7 @@ TARGET_AEC_VS_RLCARD = 10.0  # AEC env steps/s >= 10x RLCard's env steps/s
 TARGET_RAW_VS_OPENSPIEL = 5.0  # raw engine decisions/s >= 5x OpenSpiel's
 TARGET_FREE_LEAD_US = 5.0  # free-lead legal-move generation <= 5 us on a 20-card hand
 TARGET_WILD_VS_DDZ4 = 10.0  # wulong move generation <= 10x 4-player Dou Dizhu's (25 cards)
+TARGET_PDK_VS_WAKENG = 1.5  # paodekuai free-lead Game.legal and AEC steps/s vs Wakeng's
 
 DASH = "—"
 
@@ -962,15 +963,19 @@ def build_rows(name: str, m: dict[str, Any], a: dict[str, Any], rep: Report,
         return "; ".join([ours] + (list(t for t in theirs if t) if ddz else []))
 
     mg = m["mg"]
-    wild = mg.wild
+    wild = bool(getattr(getattr(game, "rules", None), "wilds", 0))  # wild jokers
     gen_note = (f"{mg.name}: the game's own generator (the plain `gen_legal` on a table of "
-                f"effective plays would ignore the wild jokers)" if wild else mg.name)
+                f"effective plays would ignore the wild jokers)" if wild else
+                f"{mg.name}: the game's own generator (its play rules on top of `gen_legal`)"
+                if mg.wild else mg.name)
     first = "right after the auction" if game.blocks.get("bid") else "at the start of the play"
     v = rep.values
     if kf:
         v[f"{name}.free_kernel_us"] = kf[0]
     if kw:
         v[f"{name}.follow_kernel_us"] = kw[0]
+    if gf:
+        v[f"{name}.free_legal_us"] = gf[0]
     if m.get("kf25"):
         v[f"{name}.free25_kernel_us"] = m["kf25"][0]
     v[f"{name}.free_hand"] = h_free
@@ -1130,6 +1135,28 @@ def wild_vs_ddz4(rep: Report) -> None:
         "**PASS**" if max(ratios) <= TARGET_WILD_VS_DDZ4 else "**FAIL**"))
 
 
+def pdk_vs_wakeng(rep: Report) -> None:
+    """Pao De Kuai's target: free-lead ``Game.legal`` at most :data:`TARGET_PDK_VS_WAKENG` times
+    Wakeng's (same deck size class: 16-card hands) and AEC env steps/s at least 1 /
+    :data:`TARGET_PDK_VS_WAKENG` of Wakeng's."""
+    v = rep.values
+    name = (f"Pao De Kuai: free-lead `Game.legal` and AEC env steps/s within "
+            f"{TARGET_PDK_VS_WAKENG:g}x of Wakeng's")
+    keys = ["paodekuai.free_legal_us", "wakeng.free_legal_us", "paodekuai.aec", "wakeng.aec"]
+    if "paodekuai.free_legal_us" not in v and "wakeng.free_legal_us" not in v:
+        return
+    if any(k not in v for k in keys):
+        rep.pending_targets.append((name, DASH, DASH, "not measured (run both games)", "SKIP"))
+        return
+    legal = v["paodekuai.free_legal_us"] / v["wakeng.free_legal_us"]
+    steps = v["wakeng.aec"] / v["paodekuai.aec"]
+    rep.pending_targets.append((
+        name, f"{v['paodekuai.free_legal_us']:.2f} µs; {fmt_rate(v['paodekuai.aec'])} steps/s",
+        f"{v['wakeng.free_legal_us']:.2f} µs; {fmt_rate(v['wakeng.aec'])} steps/s",
+        f"Game.legal {legal:.2f}x; steps {steps:.2f}x slower",
+        "**PASS**" if max(legal, steps) <= TARGET_PDK_VS_WAKENG else "**FAIL**"))
+
+
 def main(argv: Optional[list[str]] = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -1186,6 +1213,7 @@ def main(argv: Optional[list[str]] = None) -> int:
     for name in games:
         build_rows(name, ours[name], theirs[name], rep, anchors if name == "doudizhu" else none)
     wild_vs_ddz4(rep)
+    pdk_vs_wakeng(rep)
 
     # the batched engine and the training adapters (benchmarks/vector.py), same process
     vec = None

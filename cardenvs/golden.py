@@ -2,7 +2,7 @@
 
 A golden file (``tests/golden/<game>_seed7.txt``) pins the whole behaviour of an environment
 for one seed: the deal, the legal actions the random policy chose from, every action's id and
-string, and the final rewards.  ``tests/test_golden.py`` regenerates each file that exists and
+string, and every agent's total reward (mid-deal payments included).  ``tests/test_golden.py`` regenerates each file that exists and
 compares exactly; ``python tests/golden/regenerate.py [game ...]`` rewrites them after an
 intended change (then read the diff).
 
@@ -18,6 +18,8 @@ from pathlib import Path
 from typing import Callable
 
 import numpy as np
+
+from .core.state import LAST_ROW, PHASE, P_PLAY
 
 #: the seed of the committed golden files (``<game>_seed7.txt``)
 GOLDEN_SEED = 7
@@ -40,8 +42,9 @@ def playthrough(env_fn: Callable, seed: int, policy_seed: int) -> str:
 
     Returns:
         The text: a header, the initial render, one line per action (turn number, agent,
-        number of legal actions, whether it was a free lead, action id and string), the final
-        render and every agent's total reward.
+        number of legal actions, whether it was a free lead (no pass and no play to beat),
+        action id and string), the final render and every agent's total reward (the sum of
+        the rewards ``env.last()`` reports at its turns).
     """
     env = env_fn(render_mode="ansi")
     env.reset(seed=seed)
@@ -64,8 +67,8 @@ def playthrough(env_fn: Callable, seed: int, policy_seed: int) -> str:
     turn = 0
     for agent in env.agent_iter(MAX_TURNS):
         _, reward, term, trunc, _ = env.last()
+        final[agent] = final.get(agent, 0.0) + float(reward)  # paid since its last turn
         if term or trunc:
-            final[agent] = float(reward)
             env.step(None)
             continue
         mask = env.observe(agent)["action_mask"]
@@ -73,7 +76,9 @@ def playthrough(env_fn: Callable, seed: int, policy_seed: int) -> str:
         if legal.size == 0:
             raise RuntimeError(f"{agent} has no legal action at turn {turn}")
         a = int(legal[rng.integers(legal.size)])
-        lead = "lead" if pass_id is not None and not mask[pass_id] else "    "
+        st = env.unwrapped.state_vec  # a forced follow (must beat) is no lead
+        follow = int(st[PHASE]) == P_PLAY and int(st[LAST_ROW]) >= 0
+        lead = "lead" if pass_id is not None and not mask[pass_id] and not follow else "    "
         lines.append(
             f"{turn:4d}  {agent:<9} {legal.size:5d}  {lead}  {a:6d}  {env.unwrapped.action_to_string(a)}"
         )

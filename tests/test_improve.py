@@ -357,3 +357,28 @@ def test_sigterm_checkpoints_and_resume_drops_discarded_log_rows(tmp_path):
     assert tr.counters == ck["counters"]
     with open(out / "log.csv", newline="") as f:
         assert list(csv.DictReader(f)) == rows
+
+
+def test_selection_sweeps_only_the_kinds_the_deals_offered(tmp_path):
+    """Pao De Kuai has no bids (no ``other`` decision) and under must-beat the teacher never
+    passes beside a card play: the margin selection sweeps the ``play`` margin alone and
+    leaves the other two ``inf``; with ``must_beat=False`` the teacher's passes come up and
+    the ``pass`` margin is swept too (one sweep of one margin per kind here)."""
+    for must, swept in ((True, ("play",)), (False, ("pass", "play"))):
+        tr = Improve(ImproveConfig(game="paodekuai", out=str(tmp_path / str(must)), batch=32,
+                                   buffer=256, hidden=(32, 16), progress=False, alts=1,
+                                   options={"must_beat": must}, select_deals=1,
+                                   margins=(0.0,)))
+        assert tr._swept_kinds() == ("other", "pass", "play")  # no deal yet: all of them
+        for seed in range(6):
+            tr.collect_deal(seed=seed)
+        assert tr.counters["offered_other"] == 0
+        assert (tr.counters["offered_pass"] > 0) == (not must)
+        assert tr._swept_kinds() == swept
+        assert tr._sweep_triples() == 1 + len(swept)
+        margins, rows = tr.select_margin()
+        assert len(rows) == len(swept)
+        assert margins[1] == float("inf")  # never swept
+        if must:
+            assert margins[2] == float("inf")
+        assert all(r["other"] == float("inf") for r in rows)

@@ -21,11 +21,13 @@ import numpy as np
 import pytest
 
 from cardenvs.core.cards import NSLOT, Deck
-from cardenvs.core.combos import ComboRules, enumerate_plays
+from cardenvs.core.combos import (
+    AIRPLANE_PAIRS, AIRPLANE_SINGLES, TRIO_PAIR, ComboRules, Play, enumerate_plays,
+)
 from cardenvs.core.kernels import (
     SEG_G0, SEG_G1, SEG_LEN, SEG_LONE, SEG_M, SEG_S0, SEG_SKIP, gen_legal, gen_legal_scan, planes,
 )
-from cardenvs.core.table import Table, planes_of, run_of
+from cardenvs.core.table import Table, kicker_index, planes_of, run_of
 from cardenvs.games.doudizhu import play_table
 from cardenvs.games.paodekuai import play_table as pdk_table
 
@@ -198,3 +200,107 @@ def test_planes_match_python():
         lo, hi = planes(counts)
         assert (int(lo), int(hi)) == tuple(
             x - (1 << 64) if x >= 1 << 63 else x for x in planes_of(np.minimum(counts, 8)))
+
+
+# -- kicker indexes (groups whose rows are every kicker vector of a box) --------------------------
+
+#: the options that shape Pao De Kuai's table (deck, aaa_bomb, four_with_three, short_finish),
+#: each on and off
+KICK_TABLES = [("16", False, False, True), ("15", True, False, True), ("16", False, True, False),
+               ("15", False, True, True), ("16", True, True, False)]
+
+
+def _index_all(table: Table):
+    """The table's arrays with a kicker index on every group that qualifies (any size)."""
+    arr = table.arrays
+    g_kick, kick = kicker_index(table.plays, arr.g_start, arr.g_end, min_rows=1)
+    return arr._replace(g_kick=g_kick, kick=kick)
+
+
+def _gen(arr, hand, prev, n):
+    out = np.full(n, -7, np.int64)
+    return list(out[:gen_legal(hand, np.int64(prev), arr, out)])
+
+
+def _gen_scan(arr, hand, prev, n):
+    out = np.full(n, -7, np.int64)
+    return list(out[:gen_legal_scan(hand, np.int64(prev), arr, out)])
+
+
+def test_kicker_index_literal():
+    """A trio of 3s carrying 0..2 cards of 4 (at most two) and 5 (at most one): five rows, the
+    kicker vectors (4s, 5s) in the order (0,0) (0,1) (1,0) (1,1) (2,0); a hand 333 4 5 makes
+    the first four, in that order.  Without the row (1,1) the rows are no box: no index."""
+    deck = Deck("345", (4, 4, 4))
+    body = (3,) + (0,) * (NSLOT - 1)
+
+    def play(n4, n5):
+        c = list(body)
+        c[1], c[2] = n4, n5
+        return Play(tuple(c), TRIO_PAIR, 1, 0, body)
+
+    vectors = [(0, 0), (0, 1), (1, 0), (1, 1), (2, 0)]
+    table = Table(deck, [play(*v) for v in reversed(vectors)])
+    assert [table.plays[t].counts[1:3] for t in range(5)] == vectors
+    g_kick, kick = kicker_index(table.plays, [0], [5], min_rows=1)
+    assert g_kick.tolist() == [0]
+    assert kick[0:2].tolist() == [0, 2] and kick[2:2 + NSLOT].tolist() == [0, 2, 1] + [0] * 13
+    arr = table.arrays._replace(g_kick=g_kick, kick=kick)
+    hand = np.array([3, 1, 1] + [0] * 13, np.int64)
+    assert _gen(arr, hand, -1, 8) == [0, 1, 2, 3] == _gen_scan(arr, hand, -1, 8)
+    hand[1] = 2
+    assert _gen(arr, hand, -1, 8) == [0, 1, 2, 3, 4]
+    hand[2] = 0
+    assert _gen(arr, hand, -1, 8) == [0, 2, 4]
+    # the default threshold leaves a 5-row group to the row-by-row test
+    assert table.arrays.g_kick.tolist() == [-1]
+    holed = Table(deck, [play(*v) for v in vectors if v != (1, 1)])
+    assert kicker_index(holed.plays, [0], [4], min_rows=1)[0].tolist() == [-1]
+
+
+def test_kicker_index_skips_groups_that_are_no_box():
+    """Dou Dizhu's airplanes with single kickers may not carry both jokers: no box, no index;
+    Pao De Kuai's airplanes (any cards of other ranks) have one."""
+    everything = _index_all(play_table(3, "seed"))
+    fam = play_table(3, "seed").arrays.family
+    arr = play_table(3, "seed").arrays
+    indexed = {int(fam[arr.g_start[g]]) for g in np.flatnonzero(everything.g_kick >= 0)}
+    assert AIRPLANE_SINGLES not in indexed
+    pdk = pdk_table().arrays
+    assert {int(pdk.family[pdk.g_start[g]]) for g in np.flatnonzero(pdk.g_kick >= 0)} == {
+        AIRPLANE_PAIRS}
+
+
+@pytest.mark.parametrize("shape", KICK_TABLES, ids=lambda s: "deck{},aaa={},four={},short={}".format(*s))
+def test_kicker_index_rows_match_the_plain_scan(shape):
+    """Free leads and follows of hands of 1..16 cards (random, or a kicker group's body plus
+    random cards), with the table's own indexes and with every box group indexed, against
+    the plain scan that tests every row: the same rows in the same order."""
+    table = pdk_table(*shape)
+    arr, everything = table.arrays, _index_all(table)
+    n = len(table) + 1
+    deck = table.deck
+    groups = np.flatnonzero(everything.g_kick >= 0)
+    assert (arr.g_kick >= 0).sum() > 0 and len(groups) > (arr.g_kick >= 0).sum()
+    rng = np.random.default_rng(23)
+    indexed_rows = 0
+    for i in range(700):
+        size = int(rng.integers(1, 17))
+        if i % 2:
+            hand = _random_hand(rng, deck, size, boost=float(rng.random()))
+        else:  # a kicker group's body and random other cards
+            g = int(rng.choice(groups))
+            hand = np.array(table.plays[arr.g_start[g]].body, np.int64)
+            free = np.repeat(np.arange(deck.n_ranks), np.array(deck.copies) - hand[:deck.n_ranks])
+            extra = rng.choice(len(free), min(len(free), max(0, size - int(hand.sum()))),
+                               replace=False)
+            np.add.at(hand, free[extra], 1)
+        prev = -1
+        if i % 5 == 4:  # a follow of a row of a kicker group
+            g = int(rng.choice(groups))
+            prev = int(rng.integers(arr.g_start[g], arr.g_end[g]))
+        want = _gen_scan(arr, hand, prev, n)
+        assert _gen(arr, hand, prev, n) == want, (deck.format(hand), prev)
+        assert _gen(everything, hand, prev, n) == want, (deck.format(hand), prev)
+        indexed_rows += sum(int(everything.g_kick[arr.group[t]] >= 0) for t in want)
+    assert indexed_rows > 5000  # the indexes did produce rows

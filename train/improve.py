@@ -26,8 +26,9 @@ rollouts amortised into a network so that playing needs no search:
   margins are chosen from ``--margins`` by duplicate deals against the teacher (the network at
   one seat, the teacher at the others, every seat in turn; seeds apart from the arena's), one
   kind at a time in that order with the kinds not yet chosen left to the teacher, only the
-  kinds the run learned; a kind whose margins do not beat the teacher stays ``inf`` (never
-  deviate).  They are written into the weight file with the name of the prior
+  kinds the run learned and whose decisions came up in its deals (Pao De Kuai offers no
+  ``other`` decision, and under must-beat no ``pass`` one); a kind whose margins do not beat
+  the teacher stays ``inf`` (never deviate).  They are written into the weight file with the name of the prior
   (``meta["prior"]``, ``meta["prior_margins"]``), so ``agents.make_agent("trained", game)``
   plays the same policy in numpy.
 * **Decisions learned from** (``--decisions``): ``all``; ``other`` (only the actions under the
@@ -171,7 +172,7 @@ class Improve:
         self.net = QNet(self.obs_dim, self.feat_dim, cfg.hidden).to(self.device)
         self.opt = torch.optim.Adam(self.net.parameters(), lr=cfg.lr)
         self.counters = {"deals": 0, "decisions": 0, "rollouts": 0, "updates": 0, "train_s": 0.0,
-                         "deviations_proposed": 0}
+                         "deviations_proposed": 0, "offered_other": 0, "offered_pass": 0}
         self.buf = Buffer(cfg.buffer, self.obs_dim, cfg.alts)
         self._lbuf = np.empty(g.n_actions, np.int64)
         self._obs = np.zeros(self.obs_dim, np.float32)
@@ -186,6 +187,9 @@ class Improve:
             self.net.load_state_dict(ck["net"])
             self.opt.load_state_dict(ck["optimizer"])
             self.counters.update(ck["counters"])
+            for k in ("offered_other", "offered_pass"):  # an older run's checkpoint: unknown
+                if k not in ck["counters"]:
+                    del self.counters[k]
             self.rng.bit_generator.state = ck["np_rng"]
             self.scale = float(ck["reward_scale"])
             # rows logged after the checkpoint describe work this run discards
@@ -240,6 +244,11 @@ class Improve:
             a, k = self._teacher_move(s)
             if k > 1:
                 legal = buf[:k].copy()
+                # decisions of the kinds the margins tell apart (select_margin skips a kind
+                # the game never offered: Pao De Kuai has no bids, and under must-beat a pass
+                # is never a choice beside a card play)
+                self.counters["offered_other"] += bool(other_actions(legal, [k], g.pass_id).any())
+                self.counters["offered_pass"] += bool(a == g.pass_id and (legal < a).any())
                 if cfg.decisions == "other":  # the teacher's move and the "other"-margin actions
                     cand = legal[other_actions(legal, [k], g.pass_id)]
                     legal = np.union1d(cand, [a]) if (cand != a).any() else None
@@ -350,8 +359,7 @@ class Improve:
 
         # a triple must beat the teacher (score difference > 0) to be chosen
         best = {"play": inf, "other": inf, "pass": inf, "score": 0.0}
-        kinds = {"all": ("other", "pass", "play"), "other": ("other",), "pass": ("pass",)}
-        for kind in kinds[cfg.decisions]:
+        for kind in self._swept_kinds():
             tried = []
             for m in cfg.margins:
                 t = dict(best, **{kind: float(m)})
@@ -384,12 +392,21 @@ class Improve:
         return path
 
     # -- main loop -------------------------------------------------------------------------------
+    def _swept_kinds(self) -> tuple[str, ...]:
+        """The margin kinds :meth:`select_margin` sweeps, in order: those of ``--decisions``,
+        less ``other`` / ``pass`` when the run has collected deals and none of their decisions
+        came up (their margins could not change a move; they stay ``inf``).  A checkpoint of
+        an older run without these counts sweeps them all."""
+        kinds = {"all": ("other", "pass", "play"), "other": ("other",), "pass": ("pass",)}
+        c = self.counters
+        return tuple(k for k in kinds[self.cfg.decisions]
+                     if k == "play" or c["deals"] == 0 or c.get(f"offered_{k}", 1) > 0)
+
     def _sweep_triples(self) -> int:
         """How many margin triples :meth:`select_margin` plays (the teacher's own score included)."""
         if self.cfg.select_deals == 0:
             return 0
-        kinds = {"all": 3, "other": 1, "pass": 1}[self.cfg.decisions]
-        return 1 + kinds * len(self.cfg.margins)
+        return 1 + len(self._swept_kinds()) * len(self.cfg.margins)
 
     def _selection_seconds(self, deals: int = 2) -> float:
         """Estimated seconds of :meth:`select_margin`: ``deals`` duplicate deals played with

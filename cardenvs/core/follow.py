@@ -48,7 +48,7 @@ def row_allowed(tab, row, hand_n, need, top, o, full_off):
     """Whether a row the hand can make passes the constraints (see the module docstring)."""
     if tab.ncards[row] != hand_n and is_short(tab, row, o, full_off):
         return False
-    if need >= 0 and tab.counts[row, need] == 0:
+    if need >= 0 and (tab.lo[row] >> need) & 1 == 0:  # plane 1: the ranks the row holds
         return False
     if top >= 0 and tab.family[row] == SINGLE and tab.key[row] != top:
         return False

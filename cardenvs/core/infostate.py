@@ -36,7 +36,9 @@ Played cards are seen cards (as at a real table); the state keeps ranks only, so
 landlord plays of a rank he took from the shown kitty counts as the kitty's copy.  Suit rules
 that name a seat are checks on suits drawn uniformly per rank: Wakeng's first bidder (♠3 ...)
 and first leader (♦3 ..., through the diamond markers).  The measure ignores what opponents'
-decisions reveal (no opponent model), as determinization does, and Lanxi Wulong's first leader
+decisions reveal (no opponent model), as determinization does, except what a rule forces on
+them: in a must-beat game (``Hidden.legal_passes``, Pao De Kuai) a pass says the passer held no
+beating play then, a check by rejection (:class:`PassChecks`); and Lanxi Wulong's first leader
 (the first ♠3 holder after the dealer): its state cannot tell a dealt position from one whose
 leader was given (``set_position``, unsuited custom deals), so that weak information about the
 3s is not used.
@@ -182,6 +184,9 @@ class Hidden:
             hidden hand by the game's own rule (returns False when the sample is inconsistent).
         facts: a function returning public facts for :class:`InfoState` (``stuck``,
             ``failed``, ``declared``, ``jokers_for`` ...), name -> value (called only there).
+        legal_passes: a play-phase pass is legal only when the seat holds no play that may
+            beat (must beat, 有大必压): a sampled state must keep every logged pass of a seat
+            in ``piles`` legal at the moment it was made (:class:`PassChecks`).
     """
 
     piles: list[Pile] = field(default_factory=list)
@@ -194,6 +199,7 @@ class Hidden:
     choice: bool = False
     repair: Optional[Callable[[np.ndarray], bool]] = None
     facts: Optional[Callable[[], dict]] = None
+    legal_passes: bool = False
 
 
 def mask_of(ranks) -> int:
@@ -922,6 +928,125 @@ def _seed_of(rng) -> int:
     return int(rng.integers(-2**63, 2**63 - 1, dtype=np.int64))
 
 
+class PassChecks:
+    """What the logged passes of the hidden seats tell, for a must-beat game
+    (``Hidden.legal_passes``): at each such pass the seat held no play that beat the play to
+    beat (under every rule of the game: ``game.is_legal`` of the pass), so a sampled state is
+    consistent only when each pass stays legal with the sampled hand.
+
+    The position of a pass is rebuilt from the sample (:meth:`ok`): every hand plus the cards
+    its seat played after the pass (public, from the action log), the seat to move, the play
+    to beat, the passes before it in the trick and the action count as they were then (the
+    trick is replayed from the log with the rules of :func:`cardenvs.core.state.play_action`:
+    a play sets the play to beat, ``n - 1`` passes end the trick).  Only these fields, the
+    hands and the played cards are rewound: a game declaring ``legal_passes`` must decide a
+    pass's legality from them (Pao De Kuai: the hands, the trick, the seat to move and the
+    action count, which tells the first play of the deal).  Passes of the observer and of seats
+    whose hand it knows tell nothing new and are not checked; a log longer than its ring
+    buffer (``MAXLOG``) keeps only the passes it still holds.
+    """
+
+    def __init__(self, game, state: np.ndarray, seat: int, piles: Sequence[Pile]):
+        from .state import LAST_ROW, LAST_SEAT, MAXLOG, NLOG, NPASS, PLAYS0, log_entry
+        from .state import PLAY_START
+
+        n = game.n_players
+        self.game = game
+        self.pass_id = int(game.pass_id)
+        self.hidden = sorted({p.seat for p in piles if p.seat >= 0})
+        start, end = int(state[PLAY_START]), int(state[NLOG])
+        if end - start > MAXLOG:  # the oldest actions are gone: begin at the first whole trick
+            start = end - MAXLOG
+        counts = game.table.arrays.counts
+        log = [(int(log_entry(state, n, i)) // 8, int(log_entry(state, n, i)) % 8)
+               for i in range(start, end)]
+        # the trick before each action, forward
+        events = []
+        last_row, last_seat, npass = -1, -1, 0
+        known = start == int(state[PLAY_START])  # the trick state is known from here on
+        for j, (a, q) in enumerate(log):
+            if a == self.pass_id:
+                if known and q in self.hidden and last_row >= 0:
+                    events.append((start + j, q, last_row, last_seat, npass))
+                npass += 1
+                if npass >= n - 1:
+                    last_row, npass, known = -1, 0, True
+            elif a < self.pass_id:
+                last_row, last_seat, npass = a, q, 0
+            else:  # a bid or another non-play action: not a play phase we can rewind
+                known = False
+        # the positions, backward: each seat's cards played after the pass
+        self.templates: list[tuple[np.ndarray, np.ndarray]] = []
+        after = np.zeros((n, 16), np.int64)
+        plays = np.zeros(n, np.int64)
+        k = len(events) - 1
+        for j in range(end - 1, start - 1, -1):
+            while k >= 0 and events[k][0] == j:
+                _, q, last_row, last_seat, npass = events[k]
+                t = state.copy()
+                for p in range(n):
+                    t[hand_off(p):hand_off(p) + 16] += after[p]
+                    t[played_off(n, p):played_off(n, p) + 16] -= after[p]
+                    t[PLAYS0 + p] -= plays[p]
+                t[CUR], t[LAST_ROW], t[LAST_SEAT], t[NPASS], t[NLOG] = q, last_row, last_seat, npass, j
+                self.templates.append((t, after[self.hidden].copy()))
+                k -= 1
+            a, q = log[j - start]
+            if a < self.pass_id:
+                after[q] += counts[a]
+                plays[q] += 1
+
+        m = len(self.templates)
+        self._work = np.array([t for t, _ in self.templates], np.int64).reshape(m, len(state))
+        self._after = np.array([a for _, a in self.templates], np.int64).reshape(
+            m, len(self.hidden), 16)
+        self._offs = np.array([hand_off(p) for p in self.hidden], np.int64)
+
+    def __len__(self) -> int:
+        return len(self.templates)
+
+    def ok(self, row: np.ndarray) -> bool:
+        """Whether every checked pass stays legal with the hidden hands of sample ``row``
+        (plain Python; :meth:`ok_batch` is the kernel)."""
+        for t, after in self.templates:
+            x = t.copy()
+            for i, p in enumerate(self.hidden):
+                o = hand_off(p)
+                x[o:o + 16] = row[o:o + 16] + after[i]
+            if not self.game.is_legal(x, self.pass_id):
+                return False
+        return True
+
+    def ok_batch(self, rows: np.ndarray) -> np.ndarray:
+        """:meth:`ok` of every row of ``rows`` (bool array), in one numba call with the game's
+        own ``is_legal`` kernel (compiled for it on first use in a process)."""
+        out = np.zeros(rows.shape[0], np.bool_)
+        g = self.game
+        _passes_hold(rows, self._work, self._offs, self._after, g.k_is_legal, g.tab, g.opts,
+                     np.int64(self.pass_id), out)
+        return out
+
+
+@njit(cache=False)  # specialised on the game's is_legal dispatcher (cannot be cached)
+def _passes_hold(rows, work, offs, after, is_legal, tab, opts, pass_id, out):
+    """``out[k]``: every pass position ``work[t]`` with row ``k``'s hidden hands (``offs``) plus
+    the cards played since (``after[t]``) keeps the pass legal.  ``work`` is scratch: only its
+    hidden hands are rewritten."""
+    for k in range(rows.shape[0]):
+        row = rows[k]
+        ok = True
+        for t in range(work.shape[0]):
+            x = work[t]
+            for i in range(offs.shape[0]):
+                o = offs[i]
+                for r in range(16):
+                    x[o + r] = row[o + r] + after[t, i, r]
+            if not is_legal(x, pass_id, tab, opts):
+                ok = False
+                break
+        out[k] = ok
+
+
 class Determinizer:
     """Samples full states consistent with what ``seat`` has observed in ``state``.
 
@@ -939,8 +1064,12 @@ class Determinizer:
         self.constraint = _as_constraint(constraint)
         self.decl = game.hidden(self.state, seat)
         self.program = compile_hidden(game, self.state, self.decl, self.constraint.exclude)
+        self.passes = (PassChecks(game, self.state, seat, self.decl.piles)
+                       if self.decl.legal_passes else None)
+        if self.passes is not None and not len(self.passes):
+            self.passes = None
         self._python = (self.decl.choice or self.decl.repair is not None
-                        or self.constraint.accept is not None)
+                        or self.constraint.accept is not None or self.passes is not None)
         self._buf = np.zeros(game.n_actions + 1, np.int64)
 
     def _accept(self, row: np.ndarray) -> bool:
@@ -970,9 +1099,10 @@ class Determinizer:
                 raise RuntimeError(self._fail())
             if _sample(self.state, self.program, _seed_of(rng), chunk, MAX_TRIES) < 0:
                 raise RuntimeError(self._fail())
-            for row in chunk:
+            passes = self.passes.ok_batch(chunk) if self.passes is not None else None
+            for i, row in enumerate(chunk):
                 tried += 1
-                if self._accept(row):
+                if (passes is None or passes[i]) and self._accept(row):
                     out[k] = row
                     k += 1
                     tried = 0

@@ -21,7 +21,11 @@ Speed notes (the raw engine spends most of its time here):
   kicker families cost one mask each instead of one test per group.  Irregular segments (a
   rocket, a preset's odd rows) fall back to testing each group's body.  Rows of a fitting
   group are tested branch-free.  When no body of a segment fits, the segments of longer
-  chains after it cannot fit either and are skipped (``SEG_SKIP``).  The plain per-group scan
+  chains after it cannot fit either and are skipped (``SEG_SKIP``).  A large group whose rows
+  are every kicker vector of a box (a trio chain carrying any cards of other ranks: Pao De
+  Kuai's airplanes, thousands of rows of which a hand makes a few) has a *kicker index*
+  (:func:`cardenvs.core.table.kicker_index`): its rows are computed from the hand's own
+  kickers (:func:`_emit_kick`), in row order, instead of tested.  The plain per-group scan
   (:func:`gen_legal_scan`) stays as the reference for the differential tests.
 """
 
@@ -96,13 +100,98 @@ def plane_bits(lo, hi, m):
 
 
 @njit(**HOT_INLINE)
+def _kick_part(kk, row, pre, x):
+    """Rows of the kicker vectors below ``x`` cards of a rank after ``pre`` kickers on the ranks
+    below it (``row``: the index's count-table row of the next rank)."""
+    return kk[row + pre + x] - kk[row + pre]
+
+
+@njit(**HOT)
+def _emit_kick(lo, hi, kk, d, base, out, n):
+    """Append the rows of a kicker group (first row ``base``, its body fits) that the hand can
+    make, from the group's kicker index ``kk[d:]`` (:func:`cardenvs.core.table.kicker_index`): the hand's kicker vectors
+    in lexicographic order (the rows' order), each row computed from the index, none tested.
+
+    Position ``p`` is the ``p``-th rank (lowest first) the hand can add kickers of; nibble
+    ``p`` of ``R`` and ``A`` holds its rank and its cap (the hand's cards of it, at most the
+    index's).  The vectors are a tree walked depth first without recursion: a node is a vector,
+    its children add kickers on one position right of its rightmost nonzero one, and in
+    lexicographic order a node comes first, then its children by position from the right and,
+    for one position, by count.  Nibble ``k`` of ``P`` / ``V`` is the position / count chosen at
+    depth ``k`` (at most ``kmax`` nonzero positions); the row is ``g_start`` plus the sum over
+    the chosen positions of the vectors below them (:func:`_kick_part`)."""
+    kmin = kk[d]
+    kmax = kk[d + 1]
+    W = kmax + 1
+    cb = d + 2 + NSLOT + W  # count-table row of the rank after rank 0
+    A = np.int64(0)
+    R = np.int64(0)
+    m = np.int64(0)
+    for r in range(NSLOT):
+        u = kk[d + 2 + r]
+        a = np.int64(0)
+        while a < u and (plane_bits(lo, hi, a + 1) >> np.int64(r)) & 1:
+            a += 1
+        if a > 0:
+            A |= a << (4 * m)
+            R |= np.int64(r) << (4 * m)
+            m += 1
+    P = np.int64(0)
+    V = np.int64(0)
+    k = np.int64(0)
+    last = np.int64(-1)  # the rightmost chosen position
+    s = np.int64(0)
+    idx = np.int64(0)
+    while True:
+        out[n] = base + idx
+        n += s >= kmin
+        if s < kmax and last < m - 1:  # first child: one kicker on the last position
+            last = m - 1
+            idx += _kick_part(kk, cb + ((R >> (4 * last)) & 15) * W, s, 1)
+            s += 1
+            k += 1
+            P = (P & ~(np.int64(15) << (4 * k))) | (last << (4 * k))
+            V = (V & ~(np.int64(15) << (4 * k))) | (np.int64(1) << (4 * k))
+            continue
+        while True:  # the next sibling, going up as needed
+            if k == 0:
+                return n
+            p = (P >> (4 * k)) & 15
+            v = (V >> (4 * k)) & 15
+            s -= v
+            row = cb + ((R >> (4 * p)) & 15) * W
+            idx -= _kick_part(kk, row, s, v)
+            if v < ((A >> (4 * p)) & 15) and s + v < kmax:  # one more of the same rank
+                v += 1
+                V += np.int64(1) << (4 * k)
+                idx += _kick_part(kk, row, s, v)
+                s += v
+                last = p
+                break
+            up = (P >> (4 * (k - 1))) & 15 if k > 1 else np.int64(-1)
+            if p - 1 > up:  # one kicker on the position left of it
+                p -= 1
+                P -= np.int64(1) << (4 * k)
+                V = (V & ~(np.int64(15) << (4 * k))) | (np.int64(1) << (4 * k))
+                idx += _kick_part(kk, cb + ((R >> (4 * p)) & 15) * W, s, 1)
+                s += 1
+                last = p
+                break
+            k -= 1
+
+
+@njit(**HOT_INLINE)
 def _emit_rows(lo, hi, tab, g, lone, out, n):
     """Append the rows of group ``g`` (whose body fits) that fit; ``lone``: the group is one
-    row equal to its body (already tested)."""
+    row equal to its body (already tested).  A group with a kicker index gets its rows from it
+    (:func:`_emit_kick`)."""
     a = tab.g_start[g]
     if lone:
         out[n] = a
         return n + 1
+    d = tab.g_kick[g]
+    if d >= 0:
+        return _emit_kick(lo, hi, tab.kick, d, a, out, n)
     r_lo = tab.lo
     r_hi = tab.hi
     for t in range(a, tab.g_end[g]):

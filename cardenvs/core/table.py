@@ -110,6 +110,8 @@ class PlayTable(NamedTuple):
     g_bomb_end: np.ndarray  # (1,) end of the bomb groups (they are last)
     seg: np.ndarray  # (S, 8) segments of groups (columns ``kernels.SEG_*``; see below)
     g_seg: np.ndarray  # (G,) segment of each group
+    g_kick: np.ndarray  # (G,) offset of the group's kicker index in ``kick``, -1: none
+    kick: np.ndarray  # (K,) kicker indexes (:func:`kicker_index`)
 
 
 def planes_of(counts: Sequence[int]) -> tuple[int, int]:
@@ -187,6 +189,69 @@ def _segments(plays: Sequence[Play], g_shape: list, g_start: list,
         rows[i][SEG_SKIP] = j
     seg = np.array(rows, np.int64).reshape(len(rows), SEG_COLS)
     return seg, g_seg
+
+
+#: the fewest rows a group must have to get a kicker index: a hand makes a small part of a large
+#: group's rows (an airplane's thousands), which the index enumerates; a small group's rows are
+#: cheaper tested one by one (Pao De Kuai's trio + 2: 90 rows, half of them made by a hand with
+#: the trio; measured with the kernel loops of ``benchmarks/run.py``)
+KICK_MIN_ROWS = 256
+
+
+def kicker_index(plays: Sequence[Play], g_start: Sequence[int], g_end: Sequence[int],
+                 min_rows: int = KICK_MIN_ROWS) -> tuple[np.ndarray, np.ndarray]:
+    """Kicker indexes of the groups whose rows are a *box* of kickers: ``(g_kick, kick)``.
+
+    A group qualifies when its rows are the body plus every kicker vector ``c`` with
+    ``0 <= c[r] <= u[r]`` and ``kmin <= sum(c) <= kmax`` (``u`` zero on the body's ranks, at most
+    15 ranks with ``u > 0``), which is how trios and airplanes carrying any cards of other ranks
+    are built (Pao De Kuai).  The table sorts a group's rows by their counts, so a row's place in
+    its group is its kicker vector's rank in lexicographic order, rank 0 first:
+    ``sum_r sum_{v < c[r]} N[r+1][s_r + v]``, with ``s_r`` the kickers on ranks below ``r`` and
+    ``N[r][s]`` the number of completions of ranks ``r..15`` from ``s`` kickers.  The index of
+    a group stores ``kmin, kmax, u[0..15]`` and the prefix sums ``C[r][x] = sum_{v < x} N[r][v]``
+    (17 rows of ``kmax + 1``), from which :func:`cardenvs.core.kernels.gen_rows` enumerates the
+    hand's kickers and computes their rows instead of testing every row of the group.  Each
+    index is checked here against the rows it replaces (count and every row's rank).
+    """
+    g_kick = np.full(len(g_start), -1, np.int64)
+    chunks: list[np.ndarray] = []
+    size = 0
+    for g, (a, b) in enumerate(zip(g_start, g_end)):
+        if b - a < min_rows:
+            continue
+        body = np.array(plays[a].body, np.int64)
+        kv = np.array([p.counts for p in plays[a:b]], np.int64) - body
+        if kv.min() < 0:
+            continue
+        u = kv.max(0)
+        if (u[body > 0] > 0).any() or (u > 0).sum() > 15 or u.max() > 8:
+            continue
+        sums = kv.sum(1)
+        kmin, kmax = int(sums.min()), int(sums.max())
+        W = kmax + 1
+        N = np.zeros((NSLOT + 1, W), np.int64)
+        N[NSLOT, kmin:] = 1
+        for r in range(NSLOT - 1, -1, -1):
+            for s in range(W):
+                N[r, s] = N[r + 1, s:min(W, s + u[r] + 1)].sum()
+        if N[0, 0] != b - a:
+            continue
+        C = np.zeros((NSLOT + 1, W), np.int64)
+        C[:, 1:] = np.cumsum(N[:, :-1], axis=1)
+        rank = np.zeros(b - a, np.int64)  # every row's lexicographic rank, from the index
+        pre = np.zeros(b - a, np.int64)
+        for r in range(NSLOT):
+            rank += C[r + 1, pre + kv[:, r]] - C[r + 1, pre]
+            pre += kv[:, r]
+        if not np.array_equal(rank, np.arange(b - a)):
+            continue
+        g_kick[g] = size
+        chunk = np.concatenate([[kmin, kmax], u, C.ravel()]).astype(np.int64)
+        chunks.append(chunk)
+        size += len(chunk)
+    kick = np.concatenate(chunks) if chunks else np.zeros(1, np.int64)
+    return g_kick, kick
 
 
 class Table:
@@ -283,12 +348,13 @@ class Table:
                 g += 1
             bnext[t] = g
         seg, g_seg = _segments(self.plays, g_shape, g_start, g_end)
+        g_kick, kick = kicker_index(self.plays, g_start, g_end)
         self.arrays = PlayTable(
             lo, hi, counts, counts.sum(1), fam, length, key, power, doubles, group,
             fnext, fend, bnext,
             np.array(g_lo, np.int64), np.array(g_hi, np.int64),
             np.array(g_start, np.int64), np.array(g_end, np.int64),
-            np.array([bomb_hi], np.int64), seg, g_seg,
+            np.array([bomb_hi], np.int64), seg, g_seg, g_kick, kick,
         )
         # Python-side lookups; plays are parsed against the most cards of a rank any row holds
         # (more than the deck's copies in wild-joker games, whose rows are effective plays)

@@ -306,10 +306,11 @@ class PaoDeKuai(Game):
                      leader, int(suited))
 
     def hidden(self, state: np.ndarray, seat: int):
-        """The other two hands; in a suited deal the first leader held the lead card."""
+        """The other two hands; in a suited deal the first leader held the lead card; under
+        ``must_beat`` a pass says the passer could not beat (``Hidden.legal_passes``)."""
         from ..core.infostate import Hidden, hand_piles, holder_of_card
 
-        h = Hidden(piles=hand_piles(state, NP, seat))
+        h = Hidden(piles=hand_piles(state, NP, seat), legal_passes=bool(self.opts[O_MUST]))
         if int(state[A_SUITED]) == 1:
             holder_of_card(h, NP, seat, int(state[A_LEADER]), int(self.opts[O_LEADRANK]), A_LEADER)
         return h
