@@ -381,3 +381,23 @@ def test_heuristic_keeps_a_bomb_on_the_lead():
     game, s = dd_position(["3456789TJQKA", "2222459J", "3456789TJQKA"], 1, 0)
     move = policy_move(game, s)
     assert "2222" not in move, move
+
+
+def test_heuristic_wulong_never_leaves_only_3s_and_declares_before_going_out():
+    """Lanxi Wulong (docs/rules/wulong.md): a 3 is played only inside a chain, and a player
+    left with only 3s has failed; 报牌 before the last play pays.  Against a 2 the hand
+    3 9999 passes (the bomb would leave a lone 3); a lone
+    Q on the lead declares first (the old policy never declared)."""
+    from cardenvs.core.state import LAST_ROW, LAST_SEAT
+
+    game = cardenvs.make_game("wulong")
+    s = game.new_state()
+    game.set_position(s, ["39999", "4567", "5678", "678"], 0)
+    s[LAST_ROW] = game.string_to_action("2")
+    s[LAST_SEAT] = 3
+    assert policy_move(game, s) == "pass"  # (the 2's owner holds 3 cards: worth a bomb)
+    s = game.new_state()
+    game.set_position(s, ["Q", "4567", "5678", "678"], 0)
+    declare = game.action_to_string(game.blocks["declare"][0])
+    assert policy_move(game, s) == declare
+    assert policy_move(game, s, "heuristic0") != declare

@@ -55,6 +55,14 @@ PP_BIDTH1 = 56  # 3 slots: the same for the heuristic policy (full strength)
 #: the full plan cost's data: the lowest control rank (above every chain rank), the fewest
 #: cards of one rank that are a bomb (99: none), the rocket's ranks (a mask; 0: none)
 PP_CTRLFROM, PP_BOMBN, PP_ROCKET = 51, 52, 53
+#: 1 where the solo seat's opponents are a loose alliance (``game.info.teams`` says so: each
+#: is also scored by his own place): a partner's play may be overtaken cheaply
+PP_LOOSE = 54
+#: ... while every opponent holds more than this many cards, by a natural non-bomb,
+#: non-control play that raises the plan cost by at most :data:`ALLY_DELTA` (the ``rules``
+#: agent's Da Niangniang values)
+ALLY_ENEMY_MIN = 2
+ALLY_DELTA = 0.0
 PP_COPIES = 64  # 16 slots: copies of each rank in the deck
 PP_KINDS = 80  # then one kind per action id (K_*), then each play row's rank sum (sum of
 #: rank index x cards: the tie-break that keeps high kickers; at ``PP_KINDS + n_actions``)
@@ -758,6 +766,23 @@ def _sure(row, tab, u, nw, bomb_out, pp):
     return True
 
 
+@njit(cache=True)
+def _dead(hand, pp):
+    """Whether the non-empty ``hand`` can make no play at all: every card left is of a rank
+    that cannot be played alone, fewer than four of it (Lanxi Wulong's 3s, Da Niangniang's
+    lone joker)."""
+    nosingle = pp[PP_NOSINGLE]
+    left = 0
+    for r in range(pp[PP_R]):
+        v = hand[r]
+        if v <= 0:
+            continue
+        left += v
+        if not (nosingle >> r) & 1 or v >= 4:
+            return False
+    return left > 0
+
+
 @njit(cache=False)
 def score_actions(s, legal, k, tab, opts, pp, k_step, tmp, scores, work):
     """Score each of the ``k`` legal actions ``legal[:k]`` of the seat to move (lower is
@@ -772,7 +797,11 @@ def score_actions(s, legal, k, tab, opts, pp, k_step, tmp, scores, work):
     least while it stays within a threshold set by how close the opponents are to going out
     (:data:`FOLLOW_THR_URGENT` ...), a bomb only when no plain play does and an opponent is
     close to going out or the bomb nearly finishes the hand; never beat a partner's play
-    unless going out.  The other decisions are :func:`score_choices`'.
+    unless going out, except a loose ally's (:data:`PP_LOOSE`) with a cheap natural play
+    while the solo seat is far from going out; never a play that leaves a hand able to
+    make no play (:func:`_dead`) while anything else is legal; an avoided action
+    (``K_AVOID``: 报牌) only on a lead whose hand is one play (declare, then go out).  The
+    other decisions are :func:`score_choices`'.
 
     ``tmp`` is a scratch state (the size of ``s``), ``work`` a scratch ``int64`` array of at
     least 48.  ``k_step`` is the game's step kernel (used to score choices by the hand they
@@ -840,6 +869,13 @@ def score_actions(s, legal, k, tab, opts, pp, k_step, tmp, scores, work):
         thr = FOLLOW_THR_NEAR
     bomb_ok = enemy_min <= 3 or beater_left <= 4
     rs0 = PP_KINDS + pp[PP_NA]
+    loose = by_partner and pp[PP_LOOSE] == 1 and enemy_min > ALLY_ENEMY_MIN
+    check_dead = pp[PP_NOSINGLE] != 0
+    one_play = False  # a lead whose hand is one play: declare first (报牌), then go out
+    if not following:
+        for j in range(k):
+            if pp[PP_KINDS + legal[j]] == K_PLAY and tab.ncards[legal[j]] >= total:
+                one_play = True
     feed_partner = 0
     if partner_min <= 2 and enemy_min > 2:
         feed_partner = partner_min  # lead the lowest single (1) or pair (2)
@@ -847,10 +883,13 @@ def score_actions(s, legal, k, tab, opts, pp, k_step, tmp, scores, work):
         a = legal[j]
         kd = pp[PP_KINDS + a]
         if kd == K_PASS:
-            scores[j] = -1.0 if by_partner else 10.0
+            scores[j] = -1.0 if by_partner and not loose else 10.0
             continue
         if kd != K_PLAY:
-            scores[j] = inf if kd == K_AVOID else 50.0
+            if kd == K_AVOID:
+                scores[j] = -2000.0 if one_play else inf
+            else:
+                scores[j] = 50.0
             continue
         nc = tab.ncards[a]
         if nc >= total:  # goes out (a doubling play first)
@@ -858,9 +897,15 @@ def score_actions(s, legal, k, tab, opts, pp, k_step, tmp, scores, work):
             continue
         if plain:
             c_after = cost_after_row(h, total, m1, m2, m3, m4, a, tab, pp, cb, 1)
+            if check_dead:
+                for r in range(16):
+                    hb[r] = h[r] - tab.counts[a, r]
         else:
             hand_after(h, a, tab, pp, hb)
             c_after = hand_cost(hb, pp, cb, 1)
+        if check_dead and _dead(hb, pp):
+            scores[j] = 900.0  # leaves a hand that can make no play: only if nothing else
+            continue
         d = c_after - cost_now
         fam = tab.family[a]
         bomb = tab.power[a] > 0 or fam == ROCKET
@@ -869,7 +914,16 @@ def score_actions(s, legal, k, tab, opts, pp, k_step, tmp, scores, work):
         if fam == FOUR_TWO_SINGLES or fam == FOUR_TWO_PAIRS:
             bomb = True  # four of a kind with kickers spends a bomb: played as one
         if by_partner:
-            scores[j] = 40.0 + d
+            sc = 40.0 + d
+            if loose and not bomb and key < ctrl and d <= ALLY_DELTA + 1e-9:
+                natural = True  # a loose ally is overtaken with natural cards only
+                for r in range(16):
+                    cnt = tab.counts[a, r]
+                    if cnt > 0 and ((pp[PP_WILD] >> r) & 1 or cnt > h[r]):
+                        natural = False
+                if natural:
+                    sc = d + 0.001 * key + 1e-6 * rsum
+            scores[j] = sc
             continue
         if following:
             if bomb:
@@ -1001,6 +1055,7 @@ def policy_params(game) -> np.ndarray:
     pp[PP_PAIRS], pp[PP_MINP] = _mask(pc_ranks), pc_min
     pp[PP_KICK] = int(bool(((fam == TRIO_SINGLE) | (fam == TRIO_PAIR)).any()))
     pp[PP_SOLO] = int(game.info.teams.startswith("1 vs"))
+    pp[PP_LOOSE] = int("loose alliance" in game.info.teams)
     pp[PP_NP] = int(game.n_players)
     pp[PP_PASS] = T
     pp[PP_T] = T
