@@ -851,12 +851,15 @@ def score_actions(s, legal, k, tab, opts, pp, k_step, tmp, scores, work):
         beater_left = 99  # the play went out with its owner: no threat from that seat
     plain = pp[PP_WILD] == 0
     m1, m2, m3, m4 = masks_of(h, pp)
-    for r in range(16):
-        cb[r] = h[r]
-    if plain:
-        cost_now = _cost_from(m1, m2, m3, m4, 0, 0, h, cb, pp, 1)
-    else:
-        cost_now = hand_cost(h, pp, cb, 1)
+    loose = by_partner and pp[PP_LOOSE] == 1 and enemy_min > ALLY_ENEMY_MIN
+    cost_now = 0.0
+    if not by_partner or loose:  # (over a partner only going out counts)
+        for r in range(16):
+            cb[r] = h[r]
+        if plain:
+            cost_now = _cost_from(m1, m2, m3, m4, 0, 0, h, cb, pp, 1)
+        else:
+            cost_now = hand_cost(h, pp, cb, 1)
     nw = 0
     bomb_out = False
     if not following:
@@ -869,7 +872,6 @@ def score_actions(s, legal, k, tab, opts, pp, k_step, tmp, scores, work):
         thr = FOLLOW_THR_NEAR
     bomb_ok = enemy_min <= 3 or beater_left <= 4
     rs0 = PP_KINDS + pp[PP_NA]
-    loose = by_partner and pp[PP_LOOSE] == 1 and enemy_min > ALLY_ENEMY_MIN
     check_dead = pp[PP_NOSINGLE] != 0
     one_play = False  # a lead whose hand is one play: declare first (报牌), then go out
     if not following:
@@ -894,6 +896,9 @@ def score_actions(s, legal, k, tab, opts, pp, k_step, tmp, scores, work):
         nc = tab.ncards[a]
         if nc >= total:  # goes out (a doubling play first)
             scores[j] = -1000.0 - 10.0 * tab.doubles[a] - 0.01 * nc
+            continue
+        if by_partner and not loose:  # never over a partner: no need of the cost
+            scores[j] = 40.0 + 0.001 * tab.key[a]
             continue
         if plain:
             c_after = cost_after_row(h, total, m1, m2, m3, m4, a, tab, pp, cb, 1)
