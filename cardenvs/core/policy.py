@@ -1,9 +1,9 @@
 """A fast heuristic rollout policy for every game, in numba, driven by small declarations.
 
 The policy chooses one legal action of the seat to move from the state vector, reading only
-what that seat may know (its own hand, every seat's hand size, the play to beat and who made
-it, the solo seat), so it can play out determinized positions in a search and also act as an
-agent.  One implementation serves every game: what differs between games is data, compiled
+what that seat may know (its own hand, every seat's hand size, every card played, the play
+to beat and who made it, the solo seat), so it can play out determinized positions in a
+search and also act as an agent.  One implementation serves every game: what differs between games is data, compiled
 once per game into an ``int64`` parameter vector by :func:`policy_params`:
 
 * **the hand plan** (from the play table): which ranks may form straights and pair chains
@@ -17,20 +17,31 @@ once per game into an ``int64`` parameter vector by :func:`policy_params`:
   exchange, joker stand-ins), a fixed preference (first or last id), or an action to avoid
   while anything else is legal (报牌).
 
-Card play (the :func:`score_actions` scores; lower is better):
+Card play (lower scores are better), policy ``"heuristic"`` (:func:`score_actions`): the card
+play of the ``rules`` agent (``agents/rules.py``) on a fast plan cost, :func:`hand_cost` with
+``full=1`` (greedy straights and pair chains; the rocket and bombs -1, they take a lead back;
+a combination of control ranks half; trios carry the lowest non-control singles):
 
-* go out when a legal play empties the hand;
-* lead: the play leaving the cheapest plan (:func:`hand_cost`: the number of combinations
-  the hand still needs, chains and trio kickers counted), low cards first, bombs kept unless
-  the hand is nearly done, no single (pair) led into an opponent holding one (two) cards;
-* follow an opponent: the cheapest beating play when it costs the plan little (at most
-  :data:`FOLLOW_SLACK` combinations, plus a rank term), with anything when an opponent is
-  about to go out; bombs only against an opponent holding :data:`BOMB_ENEMY` cards or fewer
-  or when the bomb leaves a hand of one combination; otherwise pass;
-* never beat a partner's play unless going out.
+* go out when a legal play empties the hand (报牌 first where it is offered);
+* lead the plan's combinations (a play that costs the plan more than itself breaks it), low
+  cards first, controls and bombs last; with at most one other combination left, the sure
+  winners first (no play of the unseen cards beats them); the lowest single (pair) to a
+  partner holding one (two) cards; no single (pair) into an opponent holding one (two);
+* follow an opponent with the play that raises the plan cost least, if at most a threshold
+  set by how close the opponents are to going out (:data:`FOLLOW_THR_URGENT` ...); a bomb
+  (or four of a kind with kickers) only when no plain play does and an opponent is close to
+  going out or the bomb nearly finishes the hand; otherwise pass;
+* never beat a partner's play unless going out (a loose ally's cheaply, :data:`PP_LOOSE`);
+  never a play that leaves a hand able to make no play while anything else is legal.
 
-Bids: the hand's strength (controls, bombs, minus half its plan cost) against the 55%, 75%
-and 90% quantiles of the strength of random dealt hands (:func:`bid_thresholds`).
+Policy ``"heuristic0"`` (:func:`score_actions0`), the first heuristic, kept for comparison:
+the plan cost with every combination counted 1 (``full=0``), the cheapest play within
+:data:`FOLLOW_SLACK`, bombs against an opponent holding :data:`BOMB_ENEMY` cards or fewer.
+
+Bids: the hand's strength (controls, bombs, minus half its plan cost) against quantiles of
+the strength of random dealt hands (:func:`bid_thresholds`): the 55%, 75% and 90% quantiles
+for bids 1, 2, 3 (:data:`BID_QUANTILES`), or a game's ``policy_bid_quantiles`` (Wakeng: a 3
+with the strongest 95%, as the ``rules`` agent's bidding).
 """
 
 from __future__ import annotations
