@@ -3,8 +3,9 @@
 The policy chooses one legal action of the seat to move from the state vector, reading only
 what that seat may know (its own hand, every seat's hand size, every card played, the play
 to beat and who made it, the solo seat), so it can play out determinized positions in a
-search and also act as an agent.  One implementation serves every game: what differs between games is data, compiled
-once per game into an ``int64`` parameter vector by :func:`policy_params`:
+search and also act as an agent.  One implementation serves every game: what differs
+between games is data, compiled once per game into an ``int64`` parameter vector by
+:func:`policy_params`:
 
 * **the hand plan** (from the play table): which ranks may form straights and pair chains
   and their minimum lengths, whether trios carry kickers, which ranks cannot be played alone
