@@ -14,6 +14,8 @@ trained        a Q network shipped as small weights (``agents.trained``): per ga
                network overriding its moves where it scores one clearly better (``train.improve``)
 rollout        the numba rollout policy of :mod:`cardenvs.core.policy` as a player
                (:class:`agents.search.RolloutAgent`; reads ``info["state"]``)
+rollout0       the former rollout policy (``policy="heuristic0"``), for comparison
+               (:class:`agents.search.Rollout0Agent`)
 search         PIMC: sampled worlds, candidates scored by batched rollouts of the rollout policy
                (:class:`agents.search.SearchAgent`; reads ``info["state"]``)
 trained+search PIMC guided by a ``trained`` network (its best actions join the candidates;
@@ -44,6 +46,7 @@ AGENTS: dict[str, str] = {
     "rlcard": ".rlcard_agent:RLCardRuleAgent",
     "trained": ".trained:TrainedAgent",
     "rollout": ".search:RolloutAgent",
+    "rollout0": ".search:Rollout0Agent",
     "search": ".search:SearchAgent",
     "trained+search": ".exit:ExitSearchAgent",
 }

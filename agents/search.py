@@ -42,7 +42,7 @@ from numba import njit
 
 from cardenvs.core.infostate import determinize_batch
 from cardenvs.core.policy import (K_BID, PP_KINDS, POLICIES, policy_code, policy_params,
-                                  score_actions)
+                                  score_policy)
 from cardenvs.core.state import CUR, PHASE, P_DONE, REW0
 
 from .base import Agent, as_game
@@ -101,7 +101,7 @@ class _StatefulAgent(Agent):
 
     def __init__(self, game, seed: Optional[int] = None, policy: str = "heuristic"):
         super().__init__(game, seed)
-        policy_code(policy)
+        self._kind = policy_code(policy)
         self.policy = policy
         self._seed = seed
         self._setup()
@@ -122,8 +122,8 @@ class _StatefulAgent(Agent):
         """The rollout policy's score of each legal action (lower is better)."""
         g = self.game
         legal = np.ascontiguousarray(legal, np.int64)
-        score_actions(state, legal, np.int64(len(legal)), g.tab, g.opts, self._pp, g.k_step,
-                      self._tmp, self._scores, self._work)
+        score_policy(state, legal, np.int64(len(legal)), g.tab, g.opts, self._pp, g.k_step,
+                     self._tmp, self._scores, self._work, np.int64(self._kind))
         return self._scores[:len(legal)].copy()
 
     def _check_legal(self, state, legal) -> np.ndarray:
@@ -195,6 +195,15 @@ class RolloutAgent(_StatefulAgent):
         return int(legal[int(np.argmin(sc))])
 
 
+class Rollout0Agent(RolloutAgent):
+    """The former rollout policy (``policy="heuristic0"``) as a player, for comparison."""
+
+    name = "rollout0"
+
+    def __init__(self, game, seed: Optional[int] = None, policy: str = "heuristic0"):
+        super().__init__(game, seed, policy)
+
+
 @njit(cache=False)
 def _apply_candidates(k_step, tab, opts, worlds, cands, out, paid, seat):
     """``out[w * C + c]`` = world ``w`` after candidate ``c``; ``paid`` = the mover's pay of
@@ -220,7 +229,8 @@ class SearchAgent(_StatefulAgent):
             :data:`DEFAULT_ROLLOUTS`.
         ms: instead, a time budget per decision in milliseconds.
         max_candidates: candidates kept after ranking by the policy.
-        policy: rollout policy (``"heuristic"`` or ``"random"``).
+        policy: rollout policy (``"heuristic"``, ``"random"`` or the former heuristic
+            ``"heuristic0"``; :data:`cardenvs.core.policy.POLICIES`).
         epsilon: chance of a random action at each rollout decision.
         prior: agent whose move is kept unless a candidate clearly beats it (``None``: the
             best candidate); ignored where that agent cannot play the game.
@@ -387,4 +397,4 @@ class SearchAgent(_StatefulAgent):
         return int(np.flatnonzero(ok)[np.argmax(gain[ok])])
 
 
-__all__ = ["RolloutAgent", "SearchAgent", "DEFAULT_ROLLOUTS", "POLICIES"]
+__all__ = ["RolloutAgent", "Rollout0Agent", "SearchAgent", "DEFAULT_ROLLOUTS", "POLICIES"]

@@ -398,9 +398,9 @@ def _load_engine(k_legal, k_encode, tab, opts, offsets, states, slots, iv, legal
 def _rollout_engine(k_legal, k_step, tab, opts, states, slots, pp, kind, eps, rng, returns,
                     lengths, buf, tmp, scores, work, max_decisions, err):
     """Play each slot of ``slots`` from its state to the end with the rollout policy
-    (:mod:`cardenvs.core.policy`; ``kind`` 0 heuristic, 1 uniform random), adding every
-    step's pay to ``returns[j]`` and counting its decisions in ``lengths[j]``.  ``rng[j]`` is
-    slot ``j``'s splitmix64 stream.  Returns 1 with ``err`` filled on an error, else 0."""
+    (:mod:`cardenvs.core.policy`; ``kind`` 0 heuristic, 1 uniform random, 2 heuristic0),
+    adding every step's pay to ``returns[j]`` and counting its decisions in ``lengths[j]``.
+    ``rng[j]`` is slot ``j``'s splitmix64 stream.  Returns 1 with ``err`` filled on an error, else 0."""
     n_players = returns.shape[1]
     for q in range(err.shape[0]):
         err[q] = 0
@@ -839,9 +839,11 @@ class VectorGame:
         """Play the slots' games to the end with a rollout policy, all inside numba.
 
         Args:
-            policy: ``"heuristic"`` (:mod:`cardenvs.core.policy`: goes out when it can, leads
-                from a short plan, beats opponents cheaply, never beats a partner, simple
-                bids / burying / exchange / stand-ins) or ``"random"`` (uniform legal).
+            policy: ``"heuristic"`` (:mod:`cardenvs.core.policy`: the ``rules`` agent's card
+                play on a fast plan cost: goes out when it can, leads from a short plan,
+                cashes sure winners, beats opponents by how close they are to going out,
+                never beats a partner; simple bids / burying / exchange / stand-ins),
+                ``"random"`` (uniform legal) or ``"heuristic0"`` (the former heuristic).
             seed: seeds the policy's random choices (slot ``j`` of the call draws from its
                 own splitmix64 stream): the same states, policy and seed give the same games.
             slots: the slots to play (default: all).

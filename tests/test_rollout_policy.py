@@ -11,7 +11,8 @@ import pytest
 import cardenvs
 from cardenvs.core.kernels import rng_below
 from cardenvs.core.policy import (
-    cost_after_row, hand_after, hand_cost, hand_cost_reference, masks_of, policy_params,
+    PP_WILD, cost_after_row, hand_after, hand_cost, hand_cost_reference, masks_of,
+    policy_params,
 )
 from cardenvs.core.state import CUR, PHASE, P_DONE, REW0
 from cardenvs.vector import VectorGame, rollout_streams
@@ -263,3 +264,140 @@ def test_cost_after_row_equals_the_hand_left(name):
             assert cost_after_row(h, int(h.sum()), *m, a, game.tab, pp, c) == want
             n += 1
     assert n > 100
+
+
+# -- the heuristic policy (full plan cost, the rules agent's card play) --------------------------
+
+
+@pytest.mark.parametrize("name", GAMES)
+def test_full_hand_cost_equals_its_reference(name):
+    """The full plan cost (bombs and the rocket -1, controls half) of the rank-mask code
+    equals the rank-by-rank reference on random hands of every size, and the incremental
+    cost after a row equals the cost of the hand it leaves."""
+    game = cardenvs.make_game(name)
+    pp = policy_params(game)
+    c = np.zeros(16, np.int64)
+    rng = np.random.default_rng(1)
+    deck = np.repeat(np.arange(game.deck.n_ranks), game.deck.copies)
+    for _ in range(3000):
+        m = int(rng.integers(0, min(len(deck), 34)))
+        h = np.bincount(rng.choice(deck, m, replace=False), minlength=16).astype(np.int64)
+        assert hand_cost(h, pp, c, 1) == hand_cost_reference(h, pp, c, 1), h
+    if policy_params(game)[PP_WILD] != 0:
+        return  # the incremental cost serves games without wild cards
+    left = np.zeros(16, np.int64)
+    buf = np.empty(game.n_actions, np.int64)
+    n = 0
+    for s in positions(game, 3, seed=9, every=3):
+        if s[PHASE] == P_DONE:
+            continue
+        h = s[48 + 16 * s[CUR]:64 + 16 * s[CUR]].copy()
+        m = masks_of(h, pp)
+        for a in buf[:game.legal(s, buf)]:
+            if a >= game.pass_id:
+                continue
+            hand_after(h, a, game.tab, pp, left)
+            assert cost_after_row(h, int(h.sum()), *m, a, game.tab, pp, c, 1) == \
+                hand_cost(left, pp, c, 1)
+            n += 1
+    assert n > 50
+
+
+def test_full_hand_cost_literal_hands():
+    """Dou Dizhu: the rocket and a bomb take a lead back (-1), a 2 or a joker alone is half a
+    turn (it usually wins its trick), a trio carries the lowest single."""
+    game = cardenvs.make_game("doudizhu")
+    pp = policy_params(game)
+    c = np.zeros(16, np.int64)
+
+    def cost(text, full=1):
+        return hand_cost(game.deck.parse(text).astype(np.int64), pp, c, full)
+
+    assert cost("BR") == -1.0 and cost("BR", 0) == 2.0
+    assert cost("3333") == -1.0 and cost("3333", 0) == 1.0
+    assert cost("2") == 0.5 and cost("B") == 0.5 and cost("22") == 0.5
+    assert cost("5552") == 1.5  # the trio takes no control as its kicker
+    assert cost("5559") == 1.0
+    assert cost("34567BR") == 0.0  # a straight (1) and the rocket (-1)
+    assert cost("3333BR9") == -1.0
+
+
+def dd_position(hands, to_move, landlord, last=None, last_seat=-1):
+    """A 3-player Dou Dizhu play position: ``hands`` (card strings per seat), the seat to
+    move, the landlord and the play to beat (an action string) with its owner."""
+    from cardenvs.core.state import HDR, LANDLORD, LAST_ROW, LAST_SEAT, NPASS, P_PLAY
+
+    game = cardenvs.make_game("doudizhu")
+    s = game.new_state()
+    game.reset(s, 0)
+    s[PHASE] = P_PLAY
+    s[LANDLORD] = landlord
+    s[CUR] = to_move
+    for q, text in enumerate(hands):
+        s[HDR + 16 * q:HDR + 16 * q + 16] = game.deck.parse(text)
+    s[LAST_ROW] = -1 if last is None else game.string_to_action(last)
+    s[LAST_SEAT] = last_seat
+    s[NPASS] = 0 if last is None else (to_move - last_seat) % 3 - 1
+    return game, s
+
+
+def policy_move(game, s, policy="heuristic"):
+    """The policy's action at ``s`` as a string (checked legal)."""
+    agent = RolloutAgent(game, policy=policy)
+    buf = np.empty(game.n_actions, np.int64)
+    legal = buf[:game.legal(s, buf)].copy()
+    a = int(legal[int(np.argmin(agent.policy_scores(s, legal)))])
+    assert game.is_legal(s, a)
+    return game.action_to_string(a)
+
+
+# (hands by seat, to move, landlord, play to beat, its owner, the right move, why)
+LITERAL = [
+    (["99", "JJ", "3456789TJQ"], 1, 0, "99", 0, "JJ", "go out"),
+    (["KK", "55558", "3456789TJQKA2"], 1, 0, "QQ", 0, "5555",
+     "bomb the landlord about to go out"),
+    (["3456789TJQKA2", "4K", "5K"], 2, 0, "8", 1, "pass", "do not beat a partner"),
+    (["J", "3449", "3456789TJQ"], 1, 0, None, -1, "44", "no single into a last card"),
+    (["3456789TJ", "38KK", "9"], 1, 0, None, -1, "3", "the lowest single to a partner"),
+    (["3456789TJQ", "8BR", "3456789TJQ"], 1, 0, None, -1, "BR",
+     "cash the sure winner before the last card"),
+    (["555+3", "4666A9", "3456789TJQ"], 1, 0, "555+3", 0, "666+4", "the lowest kicker"),
+]
+
+
+@pytest.mark.parametrize("hands, to_move, landlord, last, owner, want, why", LITERAL,
+                         ids=[row[-1] for row in LITERAL])
+def test_heuristic_literal_positions(hands, to_move, landlord, last, owner, want, why):
+    """Positions where the right move is unambiguous (docs/rules/doudizhu.md: the landlord
+    plays alone against the two farmers; a hand that empties first wins)."""
+    hands = [h.replace("+", "") for h in hands]
+    game, s = dd_position(hands, to_move, landlord, last, owner)
+    assert policy_move(game, s) == want, why
+
+
+def test_heuristic_keeps_a_bomb_on_the_lead():
+    """Leading with opponents far from going out: neither the bomb nor four 2s with two
+    kickers, but a small card (the old policy spent the four 2s as 2222+45)."""
+    game, s = dd_position(["3456789TJQKA", "2222459J", "3456789TJQKA"], 1, 0)
+    move = policy_move(game, s)
+    assert "2222" not in move, move
+
+
+def test_heuristic_wulong_never_leaves_only_3s_and_declares_before_going_out():
+    """Lanxi Wulong (docs/rules/wulong.md): a 3 is played only inside a chain, and a player
+    left with only 3s has failed; 报牌 before the last play pays.  Against a 2 the hand
+    3 9999 passes (the bomb would leave a lone 3); a lone
+    Q on the lead declares first (the old policy never declared)."""
+    from cardenvs.core.state import LAST_ROW, LAST_SEAT
+
+    game = cardenvs.make_game("wulong")
+    s = game.new_state()
+    game.set_position(s, ["39999", "4567", "5678", "678"], 0)
+    s[LAST_ROW] = game.string_to_action("2")
+    s[LAST_SEAT] = 3
+    assert policy_move(game, s) == "pass"  # (the 2's owner holds 3 cards: worth a bomb)
+    s = game.new_state()
+    game.set_position(s, ["Q", "4567", "5678", "678"], 0)
+    declare = game.action_to_string(game.blocks["declare"][0])
+    assert policy_move(game, s) == declare
+    assert policy_move(game, s, "heuristic0") != declare

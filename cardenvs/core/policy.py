@@ -1,10 +1,11 @@
 """A fast heuristic rollout policy for every game, in numba, driven by small declarations.
 
 The policy chooses one legal action of the seat to move from the state vector, reading only
-what that seat may know (its own hand, every seat's hand size, the play to beat and who made
-it, the solo seat), so it can play out determinized positions in a search and also act as an
-agent.  One implementation serves every game: what differs between games is data, compiled
-once per game into an ``int64`` parameter vector by :func:`policy_params`:
+what that seat may know (its own hand, every seat's hand size, every card played, the play
+to beat and who made it, the solo seat), so it can play out determinized positions in a
+search and also act as an agent.  One implementation serves every game: what differs
+between games is data, compiled once per game into an ``int64`` parameter vector by
+:func:`policy_params`:
 
 * **the hand plan** (from the play table): which ranks may form straights and pair chains
   and their minimum lengths, whether trios carry kickers, which ranks cannot be played alone
@@ -17,20 +18,31 @@ once per game into an ``int64`` parameter vector by :func:`policy_params`:
   exchange, joker stand-ins), a fixed preference (first or last id), or an action to avoid
   while anything else is legal (报牌).
 
-Card play (the :func:`score_actions` scores; lower is better):
+Card play (lower scores are better), policy ``"heuristic"`` (:func:`score_actions`): the card
+play of the ``rules`` agent (``agents/rules.py``) on a fast plan cost, :func:`hand_cost` with
+``full=1`` (greedy straights and pair chains; the rocket and bombs -1, they take a lead back;
+a combination of control ranks half; trios carry the lowest non-control singles):
 
-* go out when a legal play empties the hand;
-* lead: the play leaving the cheapest plan (:func:`hand_cost`: the number of combinations
-  the hand still needs, chains and trio kickers counted), low cards first, bombs kept unless
-  the hand is nearly done, no single (pair) led into an opponent holding one (two) cards;
-* follow an opponent: the cheapest beating play when it costs the plan little (at most
-  :data:`FOLLOW_SLACK` combinations, plus a rank term), with anything when an opponent is
-  about to go out; bombs only against an opponent holding :data:`BOMB_ENEMY` cards or fewer
-  or when the bomb leaves a hand of one combination; otherwise pass;
-* never beat a partner's play unless going out.
+* go out when a legal play empties the hand (报牌 first where it is offered);
+* lead the plan's combinations (a play that costs the plan more than itself breaks it), low
+  cards first, controls and bombs last; with at most one other combination left, the sure
+  winners first (no play of the unseen cards beats them); the lowest single (pair) to a
+  partner holding one (two) cards; no single (pair) into an opponent holding one (two);
+* follow an opponent with the play that raises the plan cost least, if at most a threshold
+  set by how close the opponents are to going out (:data:`FOLLOW_THR_URGENT` ...); a bomb
+  (or four of a kind with kickers) only when no plain play does and an opponent is close to
+  going out or the bomb nearly finishes the hand; otherwise pass;
+* never beat a partner's play unless going out (a loose ally's cheaply, :data:`PP_LOOSE`);
+  never a play that leaves a hand able to make no play while anything else is legal.
 
-Bids: the hand's strength (controls, bombs, minus half its plan cost) against the 55%, 75%
-and 90% quantiles of the strength of random dealt hands (:func:`bid_thresholds`).
+Policy ``"heuristic0"`` (:func:`score_actions0`), the first heuristic, kept for comparison:
+the plan cost with every combination counted 1 (``full=0``), the cheapest play within
+:data:`FOLLOW_SLACK`, bombs against an opponent holding :data:`BOMB_ENEMY` cards or fewer.
+
+Bids: the hand's strength (controls, bombs, minus half its plan cost) against quantiles of
+the strength of random dealt hands (:func:`bid_thresholds`): the 55%, 75% and 90% quantiles
+for bids 1, 2, 3 (:data:`BID_QUANTILES`), or a game's ``policy_bid_quantiles`` (Wakeng: a 3
+with the strongest 95%, as the ``rules`` agent's bidding).
 """
 
 from __future__ import annotations
@@ -40,7 +52,8 @@ from typing import Optional
 import numpy as np
 from numba import njit
 
-from .combos import PAIR, PAIR_CHAIN, ROCKET, SINGLE, STRAIGHT, TRIO_PAIR, TRIO_SINGLE
+from .combos import (AIRPLANE, AIRPLANE_PAIRS, BOMB, FOUR_TWO_PAIRS, FOUR_TWO_SINGLES, PAIR,
+                     PAIR_CHAIN, ROCKET, SINGLE, STRAIGHT, TRIO, TRIO_PAIR, TRIO_SINGLE)
 from .kernels import cttz, rng_below
 from .state import CUR, HDR, LANDLORD, LAST_ROW, LAST_SEAT, PHASE, P_DONE
 
@@ -49,8 +62,22 @@ from .state import CUR, HDR, LANDLORD, LAST_ROW, LAST_SEAT, PHASE, P_DONE
  PP_SOLO, PP_NP, PP_PASS, PP_T, PP_NA, PP_STATE) = range(15)
 PP_BONUS = 16  # 16 slots: value of keeping a card of each rank, in hundredths of a combination
 PP_CTRL = 32  # 16 slots: bidding strength of each rank, in hundredths
-PP_BIDTH = 48  # 3 slots: strength thresholds of bids 1, 2, 3, in hundredths
-PP_KINDS = 64  # then one kind per action id (K_*)
+PP_BIDTH = 48  # 3 slots: strength thresholds of bids 1, 2, 3, in hundredths (heuristic0)
+PP_BIDTH1 = 56  # 3 slots: the same for the heuristic policy (full strength)
+#: the full plan cost's data: the lowest control rank (above every chain rank), the fewest
+#: cards of one rank that are a bomb (99: none), the rocket's ranks (a mask; 0: none)
+PP_CTRLFROM, PP_BOMBN, PP_ROCKET = 51, 52, 53
+#: 1 where the solo seat's opponents are a loose alliance (``game.info.teams`` says so: each
+#: is also scored by his own place): a partner's play may be overtaken cheaply
+PP_LOOSE = 54
+#: ... while every opponent holds more than this many cards, by a natural non-bomb,
+#: non-control play that raises the plan cost by at most :data:`ALLY_DELTA` (the ``rules``
+#: agent's Da Niangniang values)
+ALLY_ENEMY_MIN = 2
+ALLY_DELTA = 0.0
+PP_COPIES = 64  # 16 slots: copies of each rank in the deck
+PP_KINDS = 80  # then one kind per action id (K_*), then each play row's rank sum (sum of
+#: rank index x cards: the tie-break that keeps high kickers; at ``PP_KINDS + n_actions``)
 
 # action kinds
 K_PLAY, K_PASS, K_BID, K_EVAL_FIRST, K_EVAL_LAST, K_FIRST, K_LAST, K_AVOID = range(8)
@@ -82,14 +109,19 @@ URGENT_ENEMY = 2
 #: bidding quantiles of random-hand strength for bids 1, 2, 3
 BID_QUANTILES = (0.55, 0.75, 0.90)
 
-POLICIES = ("heuristic", "random")
+#: policy names, in the order of their kernel codes: ``heuristic`` (the card play of the
+#: ``rules`` agent on the full plan cost), ``random`` (uniform), ``heuristic0`` (the first
+#: heuristic, kept for comparison)
+POLICIES = ("heuristic", "random", "heuristic0")
+#: kernel codes of the policies
+KIND_HEURISTIC, KIND_RANDOM, KIND_HEURISTIC0 = 0, 1, 2
 
 
 # -- the hand plan -----------------------------------------------------------------------------
 
 
 @njit(cache=True)
-def hand_cost_reference(h, pp, c):
+def hand_cost_reference(h, pp, c, full=0):
     """:func:`hand_cost` written rank by rank (the reference of the differential tests)."""
     R = pp[PP_R]
     wild = pp[PP_WILD]
@@ -107,6 +139,24 @@ def hand_cost_reference(h, pp, c):
             c[r] = v
             naturals += v
     cost = 0.0
+    ctrl = pp[PP_CTRLFROM] if full != 0 else 99
+    if full != 0:
+        # the rocket, then bombs: each takes a lead back (-1), kept out of every chain
+        rk = pp[PP_ROCKET]
+        if rk != 0:
+            have = True
+            for r in range(R):
+                if (rk >> r) & 1 and c[r] < 1:
+                    have = False
+            if have:
+                for r in range(R):
+                    if (rk >> r) & 1:
+                        c[r] -= 1
+                cost -= 1.0
+        for r in range(R):
+            if c[r] > 0 and c[r] >= pp[PP_BOMBN]:
+                c[r] = 0
+                cost -= 1.0
     # straights: runs of ranks allowed in straights holding a card (greedy, twice)
     mins = pp[PP_MINS]
     if mins > 0:
@@ -160,6 +210,7 @@ def hand_cost_reference(h, pp, c):
     n1 = 0
     n2 = 0
     n3 = 0
+    k12 = 0  # singles and pairs below the control ranks: the kickers the full cost uses
     for r in range(R):
         v = c[r]
         if v == 0:
@@ -173,9 +224,11 @@ def hand_cost_reference(h, pp, c):
             n2 += 1
         elif v == 3:
             n3 += 1
-        cost += 1.0
+        if v <= 2 and r < ctrl:
+            k12 += 1
+        cost += 0.5 if r >= ctrl else 1.0
     if pp[PP_KICK] != 0:
-        cost -= min(n3, n1 + n2)
+        cost -= min(n3, n1 + n2 if full == 0 else k12)
     if jokers > 0:
         for r in range(R):
             if (wild >> r) & 1 and h[r] > 0:
@@ -204,12 +257,18 @@ def _top_bit(x):
 
 
 @njit(cache=True)
-def hand_cost(h, pp, c):
+def hand_cost(h, pp, c, full=0):
     """Turns the hand ``h`` (counts per rank slot) still needs: its combinations, after
     greedy straights (the run that saves most singles, twice) and pair chains, with trios
     carrying kickers, a combination that cannot be played alone costing
     :data:`STUCK_COST`.  ``c`` is a scratch array of 16 (overwritten).  Rank masks
-    instead of rank loops; the same value as :func:`hand_cost_reference`."""
+    instead of rank loops; the same value as :func:`hand_cost_reference`.
+
+    ``full=1`` is the cost of the ``heuristic`` policy, closer to the ``rules`` agent's
+    planner: the rocket and each bomb count -1 (they take a lead back) and are kept out of
+    the chains, a combination of control ranks (above every chain rank) counts half, and
+    only singles and pairs below the controls are kickers.  ``full=0`` (``heuristic0``):
+    every combination counts 1."""
     R = pp[PP_R]
     wild = pp[PP_WILD]
     jokers = 0
@@ -236,11 +295,27 @@ def hand_cost(h, pp, c):
                 m3 |= bit
                 if v >= 4:
                     m4 |= bit
-    return _cost_from(m1, m2, m3, m4, jokers, naturals, h, c, pp)
+    return _cost_from(m1, m2, m3, m4, jokers, naturals, h, c, pp, full)
+
+
+@njit(inline="always", cache=True)
+def _take_one(c, r, bit, m1, m2, m3, m4):
+    """One card less of rank ``r`` (``bit``) in the counts ``c`` and the masks."""
+    v = c[r] - 1
+    c[r] = v
+    if v < 1:
+        m1 &= ~bit
+    if v < 2:
+        m2 &= ~bit
+    if v < 3:
+        m3 &= ~bit
+    if v < 4:
+        m4 &= ~bit
+    return m1, m2, m3, m4
 
 
 @njit(cache=True)
-def _cost_from(m1, m2, m3, m4, jokers, naturals, h, c, pp):
+def _cost_from(m1, m2, m3, m4, jokers, naturals, h, c, pp, full):
     """:func:`hand_cost` from the hand's rank masks (``m_k``: ranks with at least ``k``
     natural cards), its joker and natural card counts, ``h`` (for the jokers) and ``c``, a
     copy of its natural counts (changed)."""
@@ -248,6 +323,30 @@ def _cost_from(m1, m2, m3, m4, jokers, naturals, h, c, pp):
     wild = pp[PP_WILD]
     nosingle = pp[PP_NOSINGLE]
     cost = 0.0
+    cm = np.int64(0)  # control ranks (full cost)
+    if full != 0:
+        cm = ((np.int64(1) << R) - 1) & ~((np.int64(1) << min(pp[PP_CTRLFROM], R)) - 1)
+        rk = pp[PP_ROCKET]
+        if rk != 0 and (m1 & rk) == rk:
+            cost -= 1.0
+            y = rk
+            while y != 0:
+                bit = y & -y
+                y &= y - 1
+                m1, m2, m3, m4 = _take_one(c, cttz(bit), bit, m1, m2, m3, m4)
+        bn = pp[PP_BOMBN]
+        y = m4 if bn >= 4 else m1
+        while y != 0:
+            bit = y & -y
+            y &= y - 1
+            r = cttz(bit)
+            if c[r] >= bn:
+                c[r] = 0
+                m1 &= ~bit
+                m2 &= ~bit
+                m3 &= ~bit
+                m4 &= ~bit
+                cost -= 1.0
     mins = pp[PP_MINS]
     if mins > 0:
         smask = pp[PP_STRAIGHT]
@@ -279,17 +378,7 @@ def _cost_from(m1, m2, m3, m4, jokers, naturals, h, c, pp):
             while y != 0:
                 bit = y & -y
                 y &= y - 1
-                r = cttz(bit)
-                v = c[r] - 1
-                c[r] = v
-                if v < 1:
-                    m1 &= ~bit
-                if v < 2:
-                    m2 &= ~bit
-                if v < 3:
-                    m3 &= ~bit
-                if v < 4:
-                    m4 &= ~bit
+                m1, m2, m3, m4 = _take_one(c, cttz(bit), bit, m1, m2, m3, m4)
     minp = pp[PP_MINP]
     if minp > 0:
         x = m2 & ~m3 & pp[PP_PAIRS]
@@ -302,12 +391,19 @@ def _cost_from(m1, m2, m3, m4, jokers, naturals, h, c, pp):
                 m2 &= ~run
                 cost += 1.0
     stuck = m1 & ~m4 & nosingle
-    n1 = _popc(m1 & ~m2 & ~nosingle)
-    n2 = _popc(m2 & ~m3 & ~nosingle)
     n3 = _popc(m3 & ~m4 & ~nosingle)
-    cost += n1 + n2 + n3 + _popc(m4) + STUCK_COST * _popc(stuck)
-    if pp[PP_KICK] != 0:
-        cost -= min(n3, n1 + n2)
+    if full == 0:
+        n1 = _popc(m1 & ~m2 & ~nosingle)
+        n2 = _popc(m2 & ~m3 & ~nosingle)
+        cost += n1 + n2 + n3 + _popc(m4) + STUCK_COST * _popc(stuck)
+        if pp[PP_KICK] != 0:
+            cost -= min(n3, n1 + n2)
+    else:
+        groups = (m1 & ~m4 & ~nosingle) | m4
+        cost += (_popc(groups & ~cm) + 0.5 * _popc(groups & cm)
+                 + STUCK_COST * _popc(stuck))
+        if pp[PP_KICK] != 0:
+            cost -= min(n3, _popc(m1 & ~m3 & ~nosingle & ~cm))
     if jokers > 0:
         for r in range(R):
             if (wild >> r) & 1 and h[r] > 0:
@@ -369,7 +465,7 @@ def masks_of(h, pp):
 
 
 @njit(cache=True)
-def cost_after_row(h, total, m1, m2, m3, m4, row, tab, pp, c):
+def cost_after_row(h, total, m1, m2, m3, m4, row, tab, pp, c, full=0):
     """``hand_cost`` of the hand left after ``row`` in a game without wild cards, updating
     the hand's masks ``m1..m4`` only at the row's ranks (``total``: cards in ``h``)."""
     for r in range(16):
@@ -393,28 +489,35 @@ def cost_after_row(h, total, m1, m2, m3, m4, row, tab, pp, c):
                     m3 |= bit
                     if v >= 4:
                         m4 |= bit
-    return _cost_from(m1, m2, m3, m4, 0, total - tab.ncards[row], c, c, pp)
+    return _cost_from(m1, m2, m3, m4, 0, total - tab.ncards[row], c, c, pp, full)
 
 
 @njit(cache=True)
-def hand_value(h, pp, c):
-    """Exchange / burying value of a hand: minus its plan cost, plus a bonus for top cards."""
-    v = -hand_cost(h, pp, c)
+def hand_value(h, pp, c, full=0):
+    """Exchange / burying value of a hand: minus its plan cost (:func:`hand_cost`), plus a
+    bonus for top cards."""
+    v = -hand_cost(h, pp, c, full)
     for r in range(pp[PP_R]):
         v += 0.01 * pp[PP_BONUS + r] * h[r]
     return v
 
 
 @njit(cache=True)
-def strength(h, pp, c):
-    """Bidding strength of a hand: controls and bombs, minus half its plan cost."""
+def strength(h, pp, c, full=0):
+    """Bidding strength of a hand: controls and bombs (with ``full=1`` the rocket too, as
+    the ``rules`` agent counts it), minus half its plan cost (:func:`hand_cost`)."""
     s = 0.0
     R = pp[PP_R]
+    rocket = pp[PP_ROCKET] != 0 and full != 0
     for r in range(R):
         s += 0.01 * pp[PP_CTRL + r] * h[r]
         if h[r] >= 4 and not ((pp[PP_WILD] >> r) & 1):
             s += 2.0 + 0.5 * (h[r] - 4)
-    return s - 0.5 * hand_cost(h, pp, c)
+        if (pp[PP_ROCKET] >> r) & 1 and h[r] < 1:
+            rocket = False
+    if rocket:
+        s += 2.0
+    return s - 0.5 * hand_cost(h, pp, c, full)
 
 
 # -- scoring the legal actions --------------------------------------------------------------------
@@ -430,21 +533,14 @@ def _hand_total(s, seat):
 
 
 @njit(cache=False)  # takes a kernel dispatcher: not cacheable (see core.rollout)
-def score_actions(s, legal, k, tab, opts, pp, k_step, tmp, scores, work):
-    """Score each of the ``k`` legal actions ``legal[:k]`` of the seat to move (lower is
-    better; ``inf`` for an action the policy never takes while another is available).
-
-    ``tmp`` is a scratch state (the size of ``s``), ``work`` a scratch ``int64`` array of at
-    least 48.  ``k_step`` is the game's step kernel (used to score choices by the hand they
-    leave).
-    """
-    n = pp[PP_NP]
-    T = pp[PP_T]
-    R = pp[PP_R]
+def score_choices(s, legal, k, tab, opts, pp, k_step, tmp, scores, work, full):
+    """Score a decision outside the card play (bids, choices scored by the hand they leave,
+    fixed preferences) into ``scores[:k]``; returns ``False`` (nothing written) for a card
+    play decision (rows, pass, avoided actions).  ``full``: bid by the full strength
+    against its own thresholds (``heuristic``; 0: ``heuristic0``)."""
     seat = s[CUR]
     ho = HDR + 16 * seat
     h = s[ho:ho + 16]
-    hb = work[0:16]
     cb = work[16:32]
     inf = np.inf
     # which kinds are offered
@@ -457,10 +553,11 @@ def score_actions(s, legal, k, tab, opts, pp, k_step, tmp, scores, work):
             kind0 = kd
         break
     if kind0 == K_BID:
-        st = strength(h, pp, cb)
+        st = strength(h, pp, cb, full)
+        th = PP_BIDTH1 if full != 0 else PP_BIDTH
         level = 0
         for b in range(3):
-            if st * 100.0 >= pp[PP_BIDTH + b]:
+            if st * 100.0 >= pp[th + b]:
                 level = b + 1
         for j in range(k):
             a = legal[j]
@@ -469,7 +566,7 @@ def score_actions(s, legal, k, tab, opts, pp, k_step, tmp, scores, work):
                 scores[j] = -1.0 * b if b <= level else inf
             else:
                 scores[j] = 0.0  # pass
-        return
+        return True
     if kind0 == K_FIRST or kind0 == K_LAST:
         for j in range(k):
             a = legal[j]
@@ -478,7 +575,7 @@ def score_actions(s, legal, k, tab, opts, pp, k_step, tmp, scores, work):
                 scores[j] = a if kind0 == K_FIRST else -a
             else:
                 scores[j] = inf
-        return
+        return True
     if kind0 == K_EVAL_FIRST or kind0 == K_EVAL_LAST:
         na = pp[PP_NA]
         for j in range(k):
@@ -492,11 +589,28 @@ def score_actions(s, legal, k, tab, opts, pp, k_step, tmp, scores, work):
             if tmp[PHASE] == P_DONE:
                 v = 100.0
             else:
-                v = hand_value(tmp[ho:ho + 16], pp, cb)
+                v = hand_value(tmp[ho:ho + 16], pp, cb, full)
             tie = a / na if kind0 == K_EVAL_FIRST else -a / na
             scores[j] = -v + 1e-6 * tie
+        return True
+    return False
+
+
+@njit(cache=False)
+def score_actions0(s, legal, k, tab, opts, pp, k_step, tmp, scores, work):
+    """The ``heuristic0`` policy's scores of the ``k`` legal actions ``legal[:k]`` of the
+    seat to move (lower is better; ``inf`` for an action it never takes while another is
+    available): the first heuristic, kept for comparison (see :func:`score_actions`)."""
+    if score_choices(s, legal, k, tab, opts, pp, k_step, tmp, scores, work, 0):
         return
-    # -- card play: rows, pass, avoided actions --------------------------------------------------
+    n = pp[PP_NP]
+    R = pp[PP_R]
+    seat = s[CUR]
+    ho = HDR + 16 * seat
+    h = s[ho:ho + 16]
+    hb = work[0:16]
+    cb = work[16:32]
+    inf = np.inf
     total = 0
     for r in range(16):
         total += h[r]
@@ -531,8 +645,8 @@ def score_actions(s, legal, k, tab, opts, pp, k_step, tmp, scores, work):
     if following and not by_partner:  # the lead and a partner's play need no cost of now
         for r in range(16):
             cb[r] = h[r]
-        cost_now = _cost_from(m1, m2, m3, m4, 0, 0, h, cb, pp) if plain else hand_cost(h, pp,
-                                                                                       cb)
+        cost_now = _cost_from(m1, m2, m3, m4, 0, 0, h, cb, pp, 0) if plain else hand_cost(h, pp,
+                                                                                          cb)
     for j in range(k):
         a = legal[j]
         kd = pp[PP_KINDS + a]
@@ -583,6 +697,310 @@ def score_actions(s, legal, k, tab, opts, pp, k_step, tmp, scores, work):
         scores[j] = sc
     return
 
+#: the ``heuristic`` policy's follow thresholds (the ``rules`` agent's): an opponent's play is
+#: beaten by a non-bomb play that raises the plan cost by at most this much, by how close
+#: the opponents are to going out (an opponent with at most 2 cards or the play's owner with
+#: at most 3: anything; an opponent with at most 5: a little; otherwise only plays that fit)
+FOLLOW_THR_URGENT, FOLLOW_THR_NEAR, FOLLOW_THR_FAR = 2.5, 0.6, -0.4
+#: ... and a bomb only when an opponent holds at most 3 cards, the play's owner at most 4,
+#: or the bomb leaves a hand of at most this plan cost
+BOMB_FINISH = 1.6
+#: a lead that leaves a hand of at most this plan cost cashes its sure winners first
+CASH_COST = 1.0
+
+
+@njit(cache=True)
+def _unseen(s, h, pp, out):
+    """Cards the seat to move has not seen (the deck less its hand and every played card),
+    per rank slot, into ``out``; returns the number of unseen wild jokers."""
+    n = pp[PP_NP]
+    po = HDR + 16 * n + 16
+    wild = pp[PP_WILD]
+    nw = 0
+    for r in range(16):
+        v = pp[PP_COPIES + r] - h[r]
+        for q in range(n):
+            v -= s[po + 16 * q + r]
+        if v < 0:
+            v = 0
+        out[r] = v
+        if (wild >> r) & 1:
+            nw += v
+    return nw
+
+
+@njit(cache=True)
+def _unseen_bomb(u, nw, pp):
+    """Whether the unseen cards ``u`` (``nw`` of them wild jokers) hold a bomb or the
+    rocket, as if one player held them all."""
+    R = pp[PP_R]
+    wild = pp[PP_WILD]
+    bn = pp[PP_BOMBN]
+    rk = pp[PP_ROCKET]
+    if rk != 0:
+        whole = True
+        for r in range(R):
+            if (rk >> r) & 1 and u[r] < 1:
+                whole = False
+        if whole:
+            return True
+    for r in range(R):
+        if (wild >> r) & 1 or u[r] == 0:
+            continue
+        if u[r] + nw >= bn:
+            return True
+    return False
+
+
+@njit(cache=True)
+def _sure(row, tab, u, nw, bomb_out, pp):
+    """Whether no play of the unseen cards ``u`` beats ``row`` (a single, pair or trio, with
+    or without kickers; other families are never sure), as if one player held them all."""
+    fam = tab.family[row]
+    if fam == SINGLE:
+        w = 1
+    elif fam == PAIR:
+        w = 2
+    elif fam == TRIO or fam == TRIO_SINGLE or fam == TRIO_PAIR:
+        w = 3
+    else:
+        return False
+    if bomb_out:
+        return False
+    R = pp[PP_R]
+    wild = pp[PP_WILD]
+    for r in range(tab.key[row] + 1, R):
+        v = u[r]
+        if not (wild >> r) & 1 and v > 0:
+            v += nw
+        if v >= w:
+            return False
+    return True
+
+
+@njit(cache=True)
+def _dead(hand, pp):
+    """Whether the non-empty ``hand`` can make no play at all: every card left is of a rank
+    that cannot be played alone, fewer than four of it (Lanxi Wulong's 3s, Da Niangniang's
+    lone joker)."""
+    nosingle = pp[PP_NOSINGLE]
+    left = 0
+    for r in range(pp[PP_R]):
+        v = hand[r]
+        if v <= 0:
+            continue
+        left += v
+        if not (nosingle >> r) & 1 or v >= 4:
+            return False
+    return left > 0
+
+
+@njit(cache=False)
+def score_actions(s, legal, k, tab, opts, pp, k_step, tmp, scores, work):
+    """Score each of the ``k`` legal actions ``legal[:k]`` of the seat to move (lower is
+    better; ``inf`` for an action the policy never takes while another is available).
+
+    The ``heuristic`` policy: the card play of the ``rules`` agent on the full plan cost
+    (:func:`hand_cost` with ``full=1``): go out when a legal play empties the hand; lead
+    the plan's combinations (plays that do not raise the cost beyond their own), low first,
+    controls and bombs last, sure winners first when at most one other combination is left,
+    the lowest single (pair) to a partner holding one (two) cards, no single (pair) into an
+    opponent holding one (two); follow an opponent with the play that raises the plan cost
+    least while it stays within a threshold set by how close the opponents are to going out
+    (:data:`FOLLOW_THR_URGENT` ...), a bomb only when no plain play does and an opponent is
+    close to going out or the bomb nearly finishes the hand; never beat a partner's play
+    unless going out, except a loose ally's (:data:`PP_LOOSE`) with a cheap natural play
+    while the solo seat is far from going out; never a play that leaves a hand able to
+    make no play (:func:`_dead`) while anything else is legal; an avoided action
+    (``K_AVOID``: 报牌) only on a lead whose hand is one play (declare, then go out).  The
+    other decisions are :func:`score_choices`'.
+
+    ``tmp`` is a scratch state (the size of ``s``), ``work`` a scratch ``int64`` array of at
+    least 48.  ``k_step`` is the game's step kernel (used to score choices by the hand they
+    leave).
+    """
+    if score_choices(s, legal, k, tab, opts, pp, k_step, tmp, scores, work, 1):
+        return
+    n = pp[PP_NP]
+    R = pp[PP_R]
+    ctrl = pp[PP_CTRLFROM]
+    seat = s[CUR]
+    ho = HDR + 16 * seat
+    h = s[ho:ho + 16]
+    hb = work[0:16]
+    cb = work[16:32]
+    u = work[32:48]
+    inf = np.inf
+    total = 0
+    for r in range(16):
+        total += h[r]
+    prev = s[LAST_ROW]
+    owner = s[LAST_SEAT] if prev >= 0 else -1
+    solo = s[LANDLORD] if pp[PP_SOLO] == 1 else -1
+    if solo >= 0 and _hand_total(s, solo) == 0:
+        solo = -1  # the solo seat is out: every seat for himself
+    enemy_min = 99
+    partner_min = 99
+    for q in range(n):
+        if q == seat:
+            continue
+        hs = _hand_total(s, q)
+        if hs == 0:
+            continue
+        if solo >= 0 and seat != solo and q != solo:
+            if hs < partner_min:
+                partner_min = hs
+        elif hs < enemy_min:
+            enemy_min = hs
+    can_pass = False
+    for j in range(k):
+        if pp[PP_KINDS + legal[j]] == K_PASS:
+            can_pass = True
+    following = prev >= 0 and owner >= 0 and owner != seat and can_pass
+    by_partner = following and solo >= 0 and seat != solo and owner != solo
+    beater_left = _hand_total(s, owner) if owner >= 0 else 99
+    if beater_left == 0:
+        beater_left = 99  # the play went out with its owner: no threat from that seat
+    plain = pp[PP_WILD] == 0
+    m1, m2, m3, m4 = masks_of(h, pp)
+    loose = by_partner and pp[PP_LOOSE] == 1 and enemy_min > ALLY_ENEMY_MIN
+    cost_now = 0.0
+    if not by_partner or loose:  # (over a partner only going out counts)
+        for r in range(16):
+            cb[r] = h[r]
+        if plain:
+            cost_now = _cost_from(m1, m2, m3, m4, 0, 0, h, cb, pp, 1)
+        else:
+            cost_now = hand_cost(h, pp, cb, 1)
+    nw = 0
+    bomb_out = False
+    if not following:
+        nw = _unseen(s, h, pp, u)
+        bomb_out = _unseen_bomb(u, nw, pp)
+    thr = FOLLOW_THR_FAR
+    if enemy_min <= 2 or beater_left <= 3:
+        thr = FOLLOW_THR_URGENT
+    elif enemy_min <= 5:
+        thr = FOLLOW_THR_NEAR
+    bomb_ok = enemy_min <= 3 or beater_left <= 4
+    rs0 = PP_KINDS + pp[PP_NA]
+    check_dead = pp[PP_NOSINGLE] != 0
+    one_play = False  # a lead whose hand is one play: declare first (报牌), then go out
+    if not following:
+        for j in range(k):
+            if pp[PP_KINDS + legal[j]] == K_PLAY and tab.ncards[legal[j]] >= total:
+                one_play = True
+    feed_partner = 0
+    if partner_min <= 2 and enemy_min > 2:
+        feed_partner = partner_min  # lead the lowest single (1) or pair (2)
+    for j in range(k):
+        a = legal[j]
+        kd = pp[PP_KINDS + a]
+        if kd == K_PASS:
+            scores[j] = -1.0 if by_partner and not loose else 10.0
+            continue
+        if kd != K_PLAY:
+            if kd == K_AVOID:
+                scores[j] = -2000.0 if one_play else inf
+            else:
+                scores[j] = 50.0
+            continue
+        nc = tab.ncards[a]
+        if nc >= total:  # goes out (a doubling play first)
+            scores[j] = -1000.0 - 10.0 * tab.doubles[a] - 0.01 * nc
+            continue
+        if by_partner and not loose:  # never over a partner: no need of the cost
+            scores[j] = 40.0 + 0.001 * tab.key[a]
+            continue
+        if plain:
+            c_after = cost_after_row(h, total, m1, m2, m3, m4, a, tab, pp, cb, 1)
+            if check_dead:
+                for r in range(16):
+                    hb[r] = h[r] - tab.counts[a, r]
+        else:
+            hand_after(h, a, tab, pp, hb)
+            c_after = hand_cost(hb, pp, cb, 1)
+        if check_dead and _dead(hb, pp):
+            scores[j] = 900.0  # leaves a hand that can make no play: only if nothing else
+            continue
+        d = c_after - cost_now
+        fam = tab.family[a]
+        bomb = tab.power[a] > 0 or fam == ROCKET
+        key = tab.key[a]
+        rsum = pp[rs0 + a]
+        if fam == FOUR_TWO_SINGLES or fam == FOUR_TWO_PAIRS:
+            bomb = True  # four of a kind with kickers spends a bomb: played as one
+        if by_partner:
+            sc = 40.0 + d
+            if loose and not bomb and key < ctrl and d <= ALLY_DELTA + 1e-9:
+                natural = True  # a loose ally is overtaken with natural cards only
+                for r in range(16):
+                    cnt = tab.counts[a, r]
+                    if cnt > 0 and ((pp[PP_WILD] >> r) & 1 or cnt > h[r]):
+                        natural = False
+                if natural:
+                    sc = d + 0.001 * key + 1e-6 * rsum
+            scores[j] = sc
+            continue
+        if following:
+            if bomb:
+                if bomb_ok or c_after <= BOMB_FINISH + 1e-9:
+                    scores[j] = 5.0 + 0.001 * tab.power[a]
+                else:
+                    scores[j] = 30.0 + 0.001 * tab.power[a]
+            elif d <= thr + 1e-9:
+                scores[j] = d + 0.001 * key + 1e-6 * rsum
+            else:
+                scores[j] = 20.0 + d
+            continue
+        # a lead: the plan's combinations first (a play that costs the plan more than the
+        # combination it is breaks it), low first, controls and bombs last
+        one = fam == SINGLE or fam == PAIR or fam == TRIO or fam == TRIO_SINGLE or \
+            fam == TRIO_PAIR
+        control = one and key >= ctrl
+        if bomb:
+            own = -1.0
+        elif control:
+            own = 0.5
+        else:
+            own = 1.0
+        brk = d + own
+        if brk < 0.0:
+            brk = 0.0
+        low = cttz(tab.lo[a] & 0xFFFF)
+        sc = 4.0 * brk + low / R - 0.03 * nc + 0.001 * rsum / R
+        if fam == TRIO_PAIR or fam == AIRPLANE_PAIRS:
+            sc += 0.05  # single kickers first (the pairs are worth more)
+        if control:
+            sc += 1.0
+        cash = brk < 0.01 and c_after <= CASH_COST + 1e-9
+        if bomb:
+            sc += 5.0
+            if cash and (fam == ROCKET or not bomb_out):
+                sc = -19.0  # a sure bomb before the last combination
+        elif cash and _sure(a, tab, u, nw, bomb_out, pp):
+            sc = -20.0 - 0.1 * nc + 0.01 * low  # cash a sure winner, the biggest first
+        if feed_partner == 1 and fam == SINGLE:
+            sc = -10.0 + key / R
+        elif feed_partner == 2 and fam == PAIR:
+            sc = -10.0 + key / R
+        elif enemy_min == 1 and nc == 1 and sc > -19.0:
+            sc = 8.0 - key / R  # not into a last card; if only singles, the highest
+        elif enemy_min == 2 and fam == PAIR and sc > -19.0:
+            sc += 2.5
+        scores[j] = sc
+    return
+
+
+@njit(cache=False)
+def score_policy(s, legal, k, tab, opts, pp, k_step, tmp, scores, work, kind):
+    """The scores of policy ``kind`` (:data:`KIND_HEURISTIC` or :data:`KIND_HEURISTIC0`)."""
+    if kind == KIND_HEURISTIC0:
+        score_actions0(s, legal, k, tab, opts, pp, k_step, tmp, scores, work)
+    else:
+        score_actions(s, legal, k, tab, opts, pp, k_step, tmp, scores, work)
+
+
 
 @njit(cache=True)
 def pick(scores, k, rng, slot, eps):
@@ -600,12 +1018,13 @@ def pick(scores, k, rng, slot, eps):
 
 @njit(cache=False)
 def policy_choose(s, legal, k, tab, opts, pp, k_step, tmp, scores, work, kind, rng, slot, eps):
-    """Index into ``legal[:k]`` of the policy's action: ``kind`` 0 heuristic, 1 random."""
+    """Index into ``legal[:k]`` of the policy's action: ``kind`` 0 heuristic, 1 random,
+    2 heuristic0."""
     if k == 1:
         return 0
-    if kind == 1:
+    if kind == KIND_RANDOM:
         return rng_below(rng, slot, k)
-    score_actions(s, legal, k, tab, opts, pp, k_step, tmp, scores, work)
+    score_policy(s, legal, k, tab, opts, pp, k_step, tmp, scores, work, kind)
     return pick(scores, k, rng, slot, eps)
 
 
@@ -628,7 +1047,7 @@ def policy_params(game) -> np.ndarray:
     R = int(game.deck.n_ranks)
     T = int(game.pass_id)
     A = int(game.n_actions)
-    pp = np.zeros(PP_KINDS + A, np.int64)
+    pp = np.zeros(PP_KINDS + 2 * A, np.int64)
     fam = tab.family
     counts = tab.counts
     wild = tuple(getattr(game, "wild_slots", None) or
@@ -653,11 +1072,24 @@ def policy_params(game) -> np.ndarray:
     pp[PP_PAIRS], pp[PP_MINP] = _mask(pc_ranks), pc_min
     pp[PP_KICK] = int(bool(((fam == TRIO_SINGLE) | (fam == TRIO_PAIR)).any()))
     pp[PP_SOLO] = int(game.info.teams.startswith("1 vs"))
+    pp[PP_LOOSE] = int("loose alliance" in game.info.teams)
     pp[PP_NP] = int(game.n_players)
     pp[PP_PASS] = T
     pp[PP_T] = T
     pp[PP_NA] = A
     pp[PP_STATE] = int(game.state_size)
+    chains = np.flatnonzero(np.isin(fam, (STRAIGHT, PAIR_CHAIN, AIRPLANE)))
+    chain_ranks = np.flatnonzero(counts[chains, :R].sum(0) > 0) if chains.size else []
+    pp[PP_CTRLFROM] = int(max(chain_ranks)) + 1 if len(chain_ranks) else R
+    bombs = [int(counts[t, :R].max()) for t in np.flatnonzero((fam == BOMB) & (tab.power > 0))
+             if int((counts[t, :R] > 0).sum()) == 1]
+    pp[PP_BOMBN] = min(bombs) if bombs else 99
+    rockets = np.flatnonzero(fam == ROCKET)
+    if rockets.size and int(counts[rockets[0], :R].max()) == 1:
+        pp[PP_ROCKET] = _mask(np.flatnonzero(counts[rockets[0], :R] > 0))
+    copies = np.asarray(game.deck.copies, np.int64)
+    pp[PP_COPIES:PP_COPIES + len(copies)] = copies
+    pp[PP_KINDS + A:PP_KINDS + A + T] = counts[:T, :16] @ np.arange(16, dtype=np.int64)
     # keeping / bidding values: the top three natural ranks and the jokers
     for i, v in enumerate((100, 60, 20)):
         if nat - 1 - i >= 0:
@@ -688,32 +1120,37 @@ def policy_params(game) -> np.ndarray:
         kinds[a:b] = KIND_NAMES[kd]
     if "bid" in game.blocks:
         pp[PP_BIDTH:PP_BIDTH + 3] = np.round(100 * bid_thresholds(game, pp)).astype(np.int64)
+        q = getattr(game, "policy_bid_quantiles", None) or BID_QUANTILES
+        pp[PP_BIDTH1:PP_BIDTH1 + 3] = np.round(
+            100 * bid_thresholds(game, pp, full=1, quantiles=q)).astype(np.int64)
     game._policy_params = pp
     return pp
 
 
 @njit(cache=False)
-def _auction_strengths(k_reset, k_legal, tab, opts, pp, state, buf, n, seed, out):
+def _auction_strengths(k_reset, k_legal, tab, opts, pp, state, buf, n, seed, out, full):
     c = np.zeros(16, np.int64)
     m = 0
     for i in range(n):
         k_reset(state, seed + i, tab, opts)
         seat = state[CUR]
         ho = HDR + 16 * seat
-        out[m] = strength(state[ho:ho + 16], pp, c)
+        out[m] = strength(state[ho:ho + 16], pp, c, full)
         m += 1
     return m
 
 
-def bid_thresholds(game, pp: np.ndarray, n: int = 4000, seed: int = 12345) -> np.ndarray:
-    """Strength quantiles (:data:`BID_QUANTILES`) of the first bidder's hand in ``n`` random
-    deals of ``game`` (fixed seed)."""
+def bid_thresholds(game, pp: np.ndarray, n: int = 4000, seed: int = 12345, full: int = 0,
+                   quantiles=BID_QUANTILES) -> np.ndarray:
+    """Strength quantiles (``quantiles``, default :data:`BID_QUANTILES`; one above 1 means
+    "never": a threshold no hand reaches) of the first bidder's hand in ``n`` random deals of
+    ``game`` (fixed seed); ``full`` as in :func:`strength`."""
     state = game.new_state()
     buf = np.zeros(game.n_actions + 1, np.int64)
     out = np.zeros(n, np.float64)
     m = _auction_strengths(game.k_reset, game.k_legal, game.tab, game.opts, pp, state, buf,
-                           np.int64(n), np.int64(seed), out)
-    return np.quantile(out[:m], BID_QUANTILES)
+                           np.int64(n), np.int64(seed), out, np.int64(full))
+    return np.array([np.quantile(out[:m], q) if q <= 1 else 1e6 for q in quantiles])
 
 
 def policy_code(policy: str) -> int:

@@ -512,6 +512,12 @@ class Wakeng(Game):
     ``bury D3``), ``open`` (``not open``, ``open``; used only with ``open_hand=True``).
     """
 
+    #: the heuristic rollout policy's bidding (:mod:`cardenvs.core.policy`): quantiles of
+    #: dealt-hand strength for bids 1, 2, 3 (above 1: never).  As the ``rules`` agent found,
+    #: the score is proportional to the bid and the auction has one round, so bids 1 and 2
+    #: never pay and a 3 pays with nearly every hand: dig with the strongest 95%
+    policy_bid_quantiles = (2.0, 2.0, 0.05)
+
     k_reset = staticmethod(reset)
     k_legal = staticmethod(legal)
     k_is_legal = staticmethod(is_legal)
