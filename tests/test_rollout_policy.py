@@ -242,16 +242,15 @@ def test_hand_cost_equals_its_reference(name):
         assert hand_cost(h, pp, c) == hand_cost_reference(h, pp, c), h
 
 
-@pytest.mark.parametrize("name", ["doudizhu", "doudizhu4", "wakeng"])
-def test_cost_after_row_equals_the_hand_left(name):
-    """The incremental cost of the hand a row leaves equals the plan cost of that hand."""
-    game = cardenvs.make_game(name)
-    pp = policy_params(game)
+def _check_cost_after_row(game, pp, full, n_games, seed, every) -> int:
+    """Assert the incremental cost after every legal row (``full``: which plan cost) equals
+    the cost of the hand the row leaves, at positions of ``n_games`` random games; the
+    number of rows checked."""
     c = np.zeros(16, np.int64)
     left = np.zeros(16, np.int64)
     buf = np.empty(game.n_actions, np.int64)
     n = 0
-    for s in positions(game, 4, seed=8, every=2):
+    for s in positions(game, n_games, seed=seed, every=every):
         if s[PHASE] == P_DONE:
             continue
         h = s[48 + 16 * s[CUR]:64 + 16 * s[CUR]].copy()
@@ -260,10 +259,17 @@ def test_cost_after_row_equals_the_hand_left(name):
             if a >= game.pass_id:
                 continue
             hand_after(h, a, game.tab, pp, left)
-            want = hand_cost(left, pp, c)
-            assert cost_after_row(h, int(h.sum()), *m, a, game.tab, pp, c) == want
+            assert cost_after_row(h, int(h.sum()), *m, a, game.tab, pp, c, full) == \
+                hand_cost(left, pp, c, full), (h, a)
             n += 1
-    assert n > 100
+    return n
+
+
+@pytest.mark.parametrize("name", ["doudizhu", "doudizhu4", "wakeng"])
+def test_cost_after_row_equals_the_hand_left(name):
+    """The incremental cost of the hand a row leaves equals the plan cost of that hand."""
+    game = cardenvs.make_game(name)
+    assert _check_cost_after_row(game, policy_params(game), 0, 4, 8, 2) > 100
 
 
 # -- the heuristic policy (full plan cost, the rules agent's card play) --------------------------
@@ -283,24 +289,9 @@ def test_full_hand_cost_equals_its_reference(name):
         m = int(rng.integers(0, min(len(deck), 34)))
         h = np.bincount(rng.choice(deck, m, replace=False), minlength=16).astype(np.int64)
         assert hand_cost(h, pp, c, 1) == hand_cost_reference(h, pp, c, 1), h
-    if policy_params(game)[PP_WILD] != 0:
+    if pp[PP_WILD] != 0:
         return  # the incremental cost serves games without wild cards
-    left = np.zeros(16, np.int64)
-    buf = np.empty(game.n_actions, np.int64)
-    n = 0
-    for s in positions(game, 3, seed=9, every=3):
-        if s[PHASE] == P_DONE:
-            continue
-        h = s[48 + 16 * s[CUR]:64 + 16 * s[CUR]].copy()
-        m = masks_of(h, pp)
-        for a in buf[:game.legal(s, buf)]:
-            if a >= game.pass_id:
-                continue
-            hand_after(h, a, game.tab, pp, left)
-            assert cost_after_row(h, int(h.sum()), *m, a, game.tab, pp, c, 1) == \
-                hand_cost(left, pp, c, 1)
-            n += 1
-    assert n > 50
+    assert _check_cost_after_row(game, pp, 1, 3, 9, 3) > 50
 
 
 def test_full_hand_cost_literal_hands():

@@ -532,6 +532,19 @@ def _hand_total(s, seat):
     return t
 
 
+@njit(cache=True)
+def _mover_view(s, pp):
+    """What both card-play policies read first: the mover's card count, the play to beat
+    (row, -1 on a lead) and its owner, and the solo seat (-1 when there is none or it is out)."""
+    total = _hand_total(s, s[CUR])
+    prev = s[LAST_ROW]
+    owner = s[LAST_SEAT] if prev >= 0 else -1
+    solo = s[LANDLORD] if pp[PP_SOLO] == 1 else -1
+    if solo >= 0 and _hand_total(s, solo) == 0:
+        solo = -1  # the solo seat is out: every seat for himself
+    return total, prev, owner, solo
+
+
 @njit(cache=False)  # takes a kernel dispatcher: not cacheable (see core.rollout)
 def score_choices(s, legal, k, tab, opts, pp, k_step, tmp, scores, work, full):
     """Score a decision outside the card play (bids, choices scored by the hand they leave,
@@ -611,14 +624,7 @@ def score_actions0(s, legal, k, tab, opts, pp, k_step, tmp, scores, work):
     hb = work[0:16]
     cb = work[16:32]
     inf = np.inf
-    total = 0
-    for r in range(16):
-        total += h[r]
-    prev = s[LAST_ROW]
-    owner = s[LAST_SEAT] if prev >= 0 else -1
-    solo = s[LANDLORD] if pp[PP_SOLO] == 1 else -1
-    if solo >= 0 and _hand_total(s, solo) == 0:
-        solo = -1  # the solo seat is out: every seat for himself
+    total, prev, owner, solo = _mover_view(s, pp)
     enemy_min = 1000
     partner_one = False  # the next seat is a partner holding a single card
     for q in range(n):
@@ -831,14 +837,7 @@ def score_actions(s, legal, k, tab, opts, pp, k_step, tmp, scores, work):
     cb = work[16:32]
     u = work[32:48]
     inf = np.inf
-    total = 0
-    for r in range(16):
-        total += h[r]
-    prev = s[LAST_ROW]
-    owner = s[LAST_SEAT] if prev >= 0 else -1
-    solo = s[LANDLORD] if pp[PP_SOLO] == 1 else -1
-    if solo >= 0 and _hand_total(s, solo) == 0:
-        solo = -1  # the solo seat is out: every seat for himself
+    total, prev, owner, solo = _mover_view(s, pp)
     enemy_min = 99
     partner_min = 99
     for q in range(n):
