@@ -22,9 +22,9 @@ the mover wins (ties: the policy's order).  A forced move (one legal action) cos
 With a ``prior`` (default the shipped ``trained`` agent, where it plays the game) the prior's
 move is one of the candidates and is kept unless another beats it, world by world, by more
 than ``margin`` plus ``z`` standard errors.  Auction bids are the prior's (``bids=True``
-searches them too); in 4-player Dou Dizhu the default margin is infinite (the rollout
-policy misjudges the landlord's 1-against-3 there, :data:`GAME_MARGINS`), so ``search``
-plays as its prior in that game.
+searches them too); ``margin=inf`` plays as the prior without spending a rollout
+(:data:`GAME_MARGINS` holds per-game defaults where they differ from
+:data:`DEFAULT_MARGIN`; none today).
 
 Budget: ``rollouts`` per decision (default :data:`DEFAULT_ROLLOUTS`, split as
 ``worlds = rollouts // candidates``, at least :data:`MIN_WORLDS`), or ``ms`` per decision
@@ -57,13 +57,11 @@ MIN_WORLDS = 8
 #: than ``margin`` (``None``: the best candidate always)
 DEFAULT_PRIOR = "trained"
 DEFAULT_MARGIN = 0.25
-#: per-game defaults of ``margin`` where they differ: in 4-player Dou Dizhu the rollout
-#: policy plays the landlord's 1-against-3 far worse than ``rules`` (rollouts from the
-#: prior's moves average -5 to -8 points for a landlord who wins 85% of his deals), so its
-#: overrides, nearly all the landlord's, cost about 3 points per deal against ``rules``
-#: (search - rules -0.70 over 30 duplicate deals; the trained prior alone +2.33): there
-#: ``search`` keeps the prior's moves (``margin=inf``; no rollouts are spent)
-GAME_MARGINS = {"doudizhu4": float("inf")}
+#: per-game defaults of ``margin`` where they differ from :data:`DEFAULT_MARGIN` (none today:
+#: 4-player Dou Dizhu had ``inf`` while the former rollout policy's lone landlord won 16% of
+#: its games against ``rules`` farmers and searching cost -0.70 per deal; with the current
+#: policy its landlord wins 67%, and searching beats the trained prior there)
+GAME_MARGINS: dict[str, float] = {}
 #: ... and by more than this many standard errors of the world-by-world gain
 DEFAULT_Z = 2.0
 #: search the auction's bids too (by default a bid is the prior's, or the policy's): rollouts

@@ -13,7 +13,7 @@ import cardenvs
 from cardenvs.core.state import CUR, PHASE, P_DONE
 
 import agents
-from agents.search import RolloutAgent, SearchAgent
+from agents.search import DEFAULT_MARGIN, RolloutAgent, SearchAgent
 
 GAMES = list(cardenvs.GAMES)
 
@@ -213,10 +213,11 @@ def test_bids_are_the_priors_unless_searched():
     assert n_bids == 12 and differ > 0
 
 
-def test_doudizhu4_plays_the_prior_without_searching():
-    """In 4-player Dou Dizhu the default margin is infinite: every move is the prior's."""
+def test_infinite_margin_plays_the_prior_without_searching():
+    """``margin=inf``: every move is the prior's, and no rollout is spent."""
     game = cardenvs.make_game("doudizhu4")
-    a = SearchAgent(game, seed=0)
+    assert SearchAgent(game, seed=0).margin == DEFAULT_MARGIN  # no per-game default now
+    a = SearchAgent(game, seed=0, margin=float("inf"))
     assert a.margin == float("inf")
     prior = agents.make_agent("trained", game, seed=0)
     ds = decisions("doudizhu4", seed=2)
