@@ -26,7 +26,7 @@ import numpy as np
 
 from cardenvs.core.state import CUR
 
-from .search import DEFAULT_MARGIN, SearchAgent
+from .search import DEFAULT_MARGIN, DEFAULT_Z, SearchAgent
 from .trained import QNetwork, TrainedAgent, _mismatch, default_weights_path
 
 #: network-ranked candidates added to the rollout policy's by default
@@ -68,6 +68,7 @@ class ExitSearchAgent(SearchAgent):
         self.keep_prior = margin is not None
         self.record = bool(record)
         self.last: Optional[tuple[np.ndarray, np.ndarray]] = None
+        search.setdefault("z", DEFAULT_Z)  # its own defaults, not search's per-game ones
         super().__init__(game, seed, prior=None, margin=0.0 if margin is None else margin,
                          **search)
 

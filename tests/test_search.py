@@ -13,7 +13,7 @@ import cardenvs
 from cardenvs.core.state import CUR, PHASE, P_DONE
 
 import agents
-from agents.search import DEFAULT_MARGIN, RolloutAgent, SearchAgent
+from agents.search import DEFAULT_MARGIN, DEFAULT_Z, RolloutAgent, SearchAgent
 
 GAMES = list(cardenvs.GAMES)
 
@@ -216,7 +216,7 @@ def test_bids_are_the_priors_unless_searched():
 def test_infinite_margin_plays_the_prior_without_searching():
     """``margin=inf``: every move is the prior's, and no rollout is spent."""
     game = cardenvs.make_game("doudizhu4")
-    assert SearchAgent(game, seed=0).margin == DEFAULT_MARGIN  # no per-game default now
+    assert SearchAgent(game, seed=0).margin == DEFAULT_MARGIN  # no per-game default
     a = SearchAgent(game, seed=0, margin=float("inf"))
     assert a.margin == float("inf")
     prior = agents.make_agent("trained", game, seed=0)
@@ -226,6 +226,19 @@ def test_infinite_margin_plays_the_prior_without_searching():
         assert a.act(obs, legal, {"state": s}) == prior.act(obs, legal)
     assert a._vg is None  # no rollout was spent
     assert SearchAgent(game, margin=0.5).margin == 0.5
+
+
+def test_per_game_defaults_and_explicit_settings():
+    """``GAME_SETTINGS`` gives 3-player Dou Dizhu margin 0 / z 0.5; other games take
+    :data:`DEFAULT_MARGIN` / :data:`DEFAULT_Z`; explicit arguments win over both."""
+    ddz = cardenvs.make_game("doudizhu")
+    a = SearchAgent(ddz, seed=0)
+    assert (a.margin, a.z) == (0.0, 0.5)
+    b = SearchAgent(ddz, seed=0, margin=0.25, z=2.0)
+    assert (b.margin, b.z) == (0.25, 2.0)
+    w = SearchAgent(cardenvs.make_game("wakeng"), seed=0)
+    assert (w.margin, w.z) == (DEFAULT_MARGIN, DEFAULT_Z) == (0.25, 2.0)
+    assert SearchAgent(ddz, seed=0, z=1.0).margin == 0.0  # one given, the other per game
 
 
 def test_bad_search_options_are_refused():
