@@ -1008,6 +1008,17 @@ def score_actions_reference(s, legal, k, tab, opts, pp, k_step, tmp, scores, wor
 
 # -- the packed action records (the fast path of the heuristic policy) ---------------------------
 
+# inlined twins of the helpers the card-play scorer calls per decision or per candidate: a
+# numba call that takes arrays increfs and decrefs each of them (a few ns each, dozens per
+# decision); the same Python functions, compiled into the caller
+_cost_from_i = njit(inline="always", cache=True)(_cost_from.py_func)
+masks_of_i = njit(inline="always", cache=True)(masks_of.py_func)
+_hand_total_i = njit(inline="always", cache=True)(_hand_total.py_func)
+_mover_view_i = njit(inline="always", cache=True)(_mover_view.py_func)
+_unseen_i = njit(inline="always", cache=True)(_unseen.py_func)
+_unseen_bomb_i = njit(inline="always", cache=True)(_unseen_bomb.py_func)
+
+
 _REC_FIELDS = ("kind", "ncards", "family", "key", "power", "doubles", "rsum", "big")
 
 
@@ -1086,7 +1097,7 @@ def _rec_count(lo, w, counts, row, r):
         ((lo >> (r + 48)) & 1)
 
 
-@njit(cache=True)
+@njit(inline="always", cache=True)
 def _cost_after_rec(h, total, m1, m2, m3, m4, row, lo, w, counts, pp, c):
     """:func:`cost_after_row` (``full=1``) from the row's packed record."""
     for r in range(16):
@@ -1110,7 +1121,7 @@ def _cost_after_rec(h, total, m1, m2, m3, m4, row, lo, w, counts, pp, c):
                     m3 |= bit
                     if v >= 4:
                         m4 |= bit
-    return _cost_from(m1, m2, m3, m4, 0, total - _rec_ncards(w), c, c, pp, 1)
+    return _cost_from_i(m1, m2, m3, m4, 0, total - _rec_ncards(w), c, c, pp, 1)
 
 
 @njit(cache=True)
@@ -1139,7 +1150,7 @@ def _hand_after_rec(h, row, lo, w, counts, pp, out):
             out[r] = 0
 
 
-@njit(cache=True)
+@njit(inline="always", cache=True)
 def _sure_rec(fam, key, u, nw, bomb_out, pp):
     """:func:`_sure` of a row of family ``fam`` and key ``key``."""
     if fam == SINGLE:
@@ -1228,13 +1239,13 @@ def score_card_play(s, legal, k, counts, pp, scores, work):
     cb = work[16:32]
     u = work[32:48]
     inf = np.inf
-    total, prev, owner, solo = _mover_view(s, pp)
+    total, prev, owner, solo = _mover_view_i(s, pp)
     enemy_min = 99
     partner_min = 99
     for q in range(n):
         if q == seat:
             continue
-        hs = _hand_total(s, q)
+        hs = _hand_total_i(s, q)
         if hs == 0:
             continue
         if solo >= 0 and seat != solo and q != solo:
@@ -1255,25 +1266,25 @@ def score_card_play(s, legal, k, counts, pp, scores, work):
     if following:
         one_play = False
     by_partner = following and solo >= 0 and seat != solo and owner != solo
-    beater_left = _hand_total(s, owner) if owner >= 0 else 99
+    beater_left = _hand_total_i(s, owner) if owner >= 0 else 99
     if beater_left == 0:
         beater_left = 99  # the play went out with its owner: no threat from that seat
     plain = pp[PP_WILD] == 0
-    m1, m2, m3, m4 = masks_of(h, pp)
+    m1, m2, m3, m4 = masks_of_i(h, pp)
     loose = by_partner and pp[PP_LOOSE] == 1 and enemy_min > ALLY_ENEMY_MIN
     cost_now = 0.0
     if not by_partner or loose:  # (over a partner only going out counts)
         for r in range(16):
             cb[r] = h[r]
         if plain:
-            cost_now = _cost_from(m1, m2, m3, m4, 0, 0, h, cb, pp, 1)
+            cost_now = _cost_from_i(m1, m2, m3, m4, 0, 0, h, cb, pp, 1)
         else:
             cost_now = hand_cost(h, pp, cb, 1)
     nw = 0
     bomb_out = False
     if not following:
-        nw = _unseen(s, h, pp, u)
-        bomb_out = _unseen_bomb(u, nw, pp)
+        nw = _unseen_i(s, h, pp, u)
+        bomb_out = _unseen_bomb_i(u, nw, pp)
     thr = FOLLOW_THR_FAR
     if enemy_min <= 2 or beater_left <= 3:
         thr = FOLLOW_THR_URGENT
