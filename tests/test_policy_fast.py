@@ -11,15 +11,16 @@ import pytest
 import cardenvs
 from cardenvs.core.kernels import rng_below
 from cardenvs.core.policy import (
-    K_PASS, K_PLAY, PP_KINDS, PP_RECS, REC_BIG, REC_DOUBLES, REC_FAMILY, REC_KEY, REC_KIND,
+    K_PASS, K_PLAY, PP_KINDS, PP_R, PP_RECS, PP_WILD, cost_of_masks, hand_cost, masks_of, REC_BIG, REC_DOUBLES, REC_FAMILY, REC_KEY, REC_KIND,
     REC_NCARDS, REC_POWER, REC_RSUM, pack_records, policy_params, score_actions,
     score_actions_reference,
 )
-from cardenvs.core.state import CUR, LAST_ROW, LAST_SEAT, REW0
+from cardenvs.core.state import CUR, LAST_ROW, LAST_SEAT
 from cardenvs.vector import VectorGame, rollout_streams
 
 from agents.search import RolloutAgent
 from helpers import random_decisions
+from test_rollout_policy import replay
 
 GAMES = list(cardenvs.GAMES)
 
@@ -96,6 +97,36 @@ def test_records_hold_the_table(name):
     assert np.array_equal(tab.ncards[:T], tab.counts[:T].sum(1))
 
 
+@pytest.mark.parametrize("name", GAMES)
+def test_cost_of_masks_equals_the_full_hand_cost(name):
+    """The plan cost from the rank masks alone equals hand_cost(full=1) on 4000 random
+    hands of at most four natural cards a rank (the deck's copies at most), and the
+    literal hands of the rules' examples: a rocket with a bomb, a straight over pairs."""
+    game = cardenvs.make_game(name)
+    pp = policy_params(game)
+    R = int(pp[PP_R])
+    rng = np.random.default_rng(41)
+    copies = np.minimum(np.asarray(game.deck.copies, np.int64), 4)
+    natural = np.array([not (pp[PP_WILD] >> r) & 1 for r in range(R)])
+    c = np.zeros(16, np.int64)
+    seen = set()
+    for _ in range(4000):
+        h = np.zeros(16, np.int64)
+        h[:R] = rng.integers(0, copies + 1) * (rng.random(R) < rng.random()) * natural
+        want = hand_cost(h, pp, c, 1)
+        got = cost_of_masks(*masks_of(h, pp), pp)
+        assert got == want, (h[:R], got, want)
+        seen.add(want)
+    assert len(seen) > 8
+    if name == "doudizhu":  # ranks 3..A, 2, small and big joker: slots 0..14
+        h = np.zeros(16, np.int64)
+        h[[13, 14]] = 1  # the rocket: -1
+        h[5] = 4  # a bomb of 8s: -1
+        h[[0, 1, 2, 3, 4]] = [1, 1, 2, 1, 1]  # a straight 3-7 leaves a 5: 1 + 1
+        assert hand_cost(h, pp, c, 1) == 0.0
+        assert cost_of_masks(*masks_of(h, pp), pp) == 0.0
+
+
 def test_records_refuse_values_that_do_not_fit():
     game = cardenvs.make_game("wakeng")
     pp = policy_params(game)
@@ -136,31 +167,20 @@ def test_fast_scores_equal_the_reference(name):
     assert leads > 300 and follows > 300, (leads, follows)
 
 
-def _reference_rollout(game, sc, state, rng, eps):
-    """Play ``state`` to the end choosing by the reference scores, drawing from the one-slot
-    stream ``rng`` as :func:`cardenvs.core.policy.pick` does (``eps``: the chance of a uniform
-    legal action at a decision with two or more)."""
-    s = state.copy()
-    buf = np.empty(game.n_actions, np.int64)
-    ret = np.zeros(game.n_players)
-    d = 0
-    while not game.done(s):
-        k = game.legal(s, buf)
-        legal = buf[:k].copy()
+def _reference_chooser(sc, rng, eps):
+    """Choose by the reference scores, drawing from the one-slot stream ``rng`` as
+    :func:`cardenvs.core.policy.pick` does (``eps``: the chance of a uniform legal action at
+    a decision with two or more)."""
+    def choose(s, legal):
+        k = len(legal)
         if k == 1:
-            c = 0
-        else:
-            c = -1
-            if eps > 0.0:
-                u = rng_below(rng, 0, 1 << 30) / float(1 << 30)
-                if u < eps:
-                    c = int(rng_below(rng, 0, k))
-            if c < 0:
-                c = int(np.argmin(sc.scores(score_actions_reference, s, legal)))
-        game.step(s, int(legal[c]))
-        ret += s[REW0:REW0 + game.n_players]
-        d += 1
-    return ret, d
+            return legal[0]
+        if eps > 0.0:
+            u = rng_below(rng, 0, 1 << 30) / float(1 << 30)
+            if u < eps:
+                return legal[rng_below(rng, 0, k)]
+        return legal[int(np.argmin(sc.scores(score_actions_reference, s, legal)))]
+    return choose
 
 
 @pytest.mark.parametrize("name", GAMES)
@@ -178,6 +198,6 @@ def test_rollouts_equal_reference_rollouts(name, eps):
     lengths = vg.last_rollout_lengths.copy()
     streams = rollout_streams(13, len(states))
     for j, st in enumerate(states):
-        r, d = _reference_rollout(game, sc, st, streams[j:j + 1].copy(), eps)
+        r, d = replay(game, st, _reference_chooser(sc, streams[j:j + 1].copy(), eps))
         assert d == lengths[j], (j, d, lengths[j])
         assert np.array_equal(r, ret[j]), (j, r, ret[j])

@@ -328,6 +328,24 @@ def hand_cost(h, pp, c, full=0):
 
 
 @njit(inline="always", cache=True)
+def _set_count(bit, v, m1, m2, m3, m4):
+    """The masks with ``v`` cards (at most 4 counted) at the rank ``bit``."""
+    m1 &= ~bit
+    m2 &= ~bit
+    m3 &= ~bit
+    m4 &= ~bit
+    if v >= 1:
+        m1 |= bit
+        if v >= 2:
+            m2 |= bit
+            if v >= 3:
+                m3 |= bit
+                if v >= 4:
+                    m4 |= bit
+    return m1, m2, m3, m4
+
+
+@njit(inline="always", cache=True)
 def _take_one(c, r, bit, m1, m2, m3, m4):
     """One card less of rank ``r`` (``bit``) in the counts ``c`` and the masks."""
     v = c[r] - 1
@@ -341,6 +359,69 @@ def _take_one(c, r, bit, m1, m2, m3, m4):
     if v < 4:
         m4 &= ~bit
     return m1, m2, m3, m4
+
+
+@njit(inline="always", cache=True)
+def _best_run(m1, m2, smask, mins):
+    """The straight the plan takes next (a run of ``m1 & smask`` of at least ``mins`` ranks,
+    its ends trimmed off pairs, saving the most singles; 0: none worth it)."""
+    x = m1 & smask
+    best_gain = 0
+    best_run = np.int64(0)
+    while x != 0:
+        low = x & -x
+        run = x & ~(x + low)
+        x &= ~run
+        L = _popc(run)
+        if L < mins:
+            continue
+        while L > mins and (run & -run) & m2:
+            run &= run - 1
+            L -= 1
+        while L > mins and _top_bit(run) & m2:
+            run &= ~_top_bit(run)
+            L -= 1
+        gain = _popc(run & ~m2) - 1
+        if gain > best_gain:
+            best_gain = gain
+            best_run = run
+    return best_run
+
+
+@njit(inline="always", cache=True)
+def _pair_chains(m1, m2, m3, pairs, minp, cost):
+    """The plan's pair chains (runs of exact pairs of ``pairs`` ranks, ``minp`` long or
+    more), each one more combination: the masks without them and the cost."""
+    x = m2 & ~m3 & pairs
+    while x != 0:
+        low = x & -x
+        run = x & ~(x + low)
+        x &= ~run
+        if _popc(run) >= minp:
+            m1 &= ~run
+            m2 &= ~run
+            cost += 1.0
+    return m1, m2, cost
+
+
+@njit(inline="always", cache=True)
+def _tally(m1, m2, m3, m4, nosingle, cm, kick, full, cost):
+    """The cost plus the groups left in the masks (see :func:`hand_cost`)."""
+    stuck = m1 & ~m4 & nosingle
+    n3 = _popc(m3 & ~m4 & ~nosingle)
+    if full == 0:
+        n1 = _popc(m1 & ~m2 & ~nosingle)
+        n2 = _popc(m2 & ~m3 & ~nosingle)
+        cost += n1 + n2 + n3 + _popc(m4) + STUCK_COST * _popc(stuck)
+        if kick != 0:
+            cost -= min(n3, n1 + n2)
+    else:
+        groups = (m1 & ~m4 & ~nosingle) | m4
+        cost += (_popc(groups & ~cm) + 0.5 * _popc(groups & cm)
+                 + STUCK_COST * _popc(stuck))
+        if kick != 0:
+            cost -= min(n3, _popc(m1 & ~m3 & ~nosingle & ~cm))
+    return cost
 
 
 @njit(cache=True)
@@ -378,28 +459,8 @@ def _cost_from(m1, m2, m3, m4, jokers, naturals, h, c, pp, full):
                 cost -= 1.0
     mins = pp[PP_MINS]
     if mins > 0:
-        smask = pp[PP_STRAIGHT]
         for _rep in range(2):
-            x = m1 & smask
-            best_gain = 0
-            best_run = np.int64(0)
-            while x != 0:
-                low = x & -x
-                run = x & ~(x + low)
-                x &= ~run
-                L = _popc(run)
-                if L < mins:
-                    continue
-                while L > mins and (run & -run) & m2:
-                    run &= run - 1
-                    L -= 1
-                while L > mins and _top_bit(run) & m2:
-                    run &= ~_top_bit(run)
-                    L -= 1
-                gain = _popc(run & ~m2) - 1
-                if gain > best_gain:
-                    best_gain = gain
-                    best_run = run
+            best_run = _best_run(m1, m2, pp[PP_STRAIGHT], mins)
             if best_run == 0:
                 break
             cost += 1.0
@@ -410,29 +471,8 @@ def _cost_from(m1, m2, m3, m4, jokers, naturals, h, c, pp, full):
                 m1, m2, m3, m4 = _take_one(c, cttz(bit), bit, m1, m2, m3, m4)
     minp = pp[PP_MINP]
     if minp > 0:
-        x = m2 & ~m3 & pp[PP_PAIRS]
-        while x != 0:
-            low = x & -x
-            run = x & ~(x + low)
-            x &= ~run
-            if _popc(run) >= minp:
-                m1 &= ~run
-                m2 &= ~run
-                cost += 1.0
-    stuck = m1 & ~m4 & nosingle
-    n3 = _popc(m3 & ~m4 & ~nosingle)
-    if full == 0:
-        n1 = _popc(m1 & ~m2 & ~nosingle)
-        n2 = _popc(m2 & ~m3 & ~nosingle)
-        cost += n1 + n2 + n3 + _popc(m4) + STUCK_COST * _popc(stuck)
-        if pp[PP_KICK] != 0:
-            cost -= min(n3, n1 + n2)
-    else:
-        groups = (m1 & ~m4 & ~nosingle) | m4
-        cost += (_popc(groups & ~cm) + 0.5 * _popc(groups & cm)
-                 + STUCK_COST * _popc(stuck))
-        if pp[PP_KICK] != 0:
-            cost -= min(n3, _popc(m1 & ~m3 & ~nosingle & ~cm))
+        m1, m2, cost = _pair_chains(m1, m2, m3, pp[PP_PAIRS], minp, cost)
+    cost = _tally(m1, m2, m3, m4, nosingle, cm, pp[PP_KICK], full, cost)
     if jokers > 0:
         for r in range(R):
             if (wild >> r) & 1 and h[r] > 0:
@@ -442,6 +482,84 @@ def _cost_from(m1, m2, m3, m4, jokers, naturals, h, c, pp, full):
                 else:
                     cost += 0.25 * h[r]
     return cost
+
+
+@njit(inline="always", cache=True)
+def _take_top(bit, m1, m2, m3, m4):
+    """One card less of the rank ``bit`` in the masks alone (exact while it holds at most 4)."""
+    if m4 & bit:
+        m4 &= ~bit
+    elif m3 & bit:
+        m3 &= ~bit
+    elif m2 & bit:
+        m2 &= ~bit
+    else:
+        m1 &= ~bit
+    return m1, m2, m3, m4
+
+
+@njit(cache=True)
+def cost_of_masks(m1, m2, m3, m4, pp):
+    """The full plan cost (:func:`hand_cost` with ``full=1``) of a hand without wild cards
+    holding at most four cards of each rank, from its rank masks alone (``m_k``: ranks with
+    at least ``k`` cards, which then are its counts): :func:`_cost_from`'s steps on the masks,
+    the same value (every term is a multiple of 0.5: exact in any order)."""
+    R = pp[PP_R]
+    nosingle = pp[PP_NOSINGLE]
+    cost = 0.0
+    cm = ((np.int64(1) << R) - 1) & ~((np.int64(1) << min(pp[PP_CTRLFROM], R)) - 1)
+    rk = pp[PP_ROCKET]
+    if rk != 0 and (m1 & rk) == rk:
+        cost -= 1.0
+        y = rk
+        while y != 0:
+            bit = y & -y
+            y &= y - 1
+            m1, m2, m3, m4 = _take_top(bit, m1, m2, m3, m4)
+    bn = pp[PP_BOMBN]
+    if bn <= 4:
+        bombs = m4 if bn == 4 else (m3 if bn == 3 else (m2 if bn == 2 else m1))
+        if bombs != 0:
+            cost -= _popc(bombs)
+            m1 &= ~bombs
+            m2 &= ~bombs
+            m3 &= ~bombs
+            m4 &= ~bombs
+    mins = pp[PP_MINS]
+    if mins > 0:
+        for _rep in range(2):
+            best_run = _best_run(m1, m2, pp[PP_STRAIGHT], mins)
+            if best_run == 0:
+                break
+            cost += 1.0
+            # one card less of each rank of the run: the ranks of m4 (m3, m2) in the run
+            # drop to m3 (m2, m1) level, the singles leave m1
+            m4n = m4 & ~best_run
+            m3n = (m3 & ~best_run) | (m4 & best_run)
+            m2n = (m2 & ~best_run) | (m3 & best_run)
+            m1 = (m1 & ~best_run) | (m2 & best_run)
+            m2 = m2n
+            m3 = m3n
+            m4 = m4n
+    minp = pp[PP_MINP]
+    if minp > 0:
+        m1, m2, cost = _pair_chains(m1, m2, m3, pp[PP_PAIRS], minp, cost)
+    return _tally(m1, m2, m3, m4, nosingle, cm, pp[PP_KICK], 1, cost)
+
+
+@njit(inline="always", cache=True)
+def _masks_after(h, m1, m2, m3, m4, lo):
+    """The rank masks of ``h`` (masks ``m1..m4``) less a row of planes ``lo`` holding at
+    most four cards of each rank."""
+    ranks = lo & 0xFFFF
+    while ranks != 0:
+        bit = ranks & -ranks
+        ranks &= ranks - 1
+        r = cttz(bit)
+        v = h[r] - (((lo >> r) & 1) + ((lo >> (r + 16)) & 1) + ((lo >> (r + 32)) & 1) +
+                    ((lo >> (r + 48)) & 1))
+        m1, m2, m3, m4 = _set_count(bit, v, m1, m2, m3, m4)
+    return m1, m2, m3, m4
 
 
 @njit(cache=True)
@@ -506,18 +624,7 @@ def cost_after_row(h, total, m1, m2, m3, m4, row, tab, pp, c, full=0):
         r = cttz(bit)
         v = h[r] - tab.counts[row, r]
         c[r] = v
-        m1 &= ~bit
-        m2 &= ~bit
-        m3 &= ~bit
-        m4 &= ~bit
-        if v >= 1:
-            m1 |= bit
-            if v >= 2:
-                m2 |= bit
-                if v >= 3:
-                    m3 |= bit
-                    if v >= 4:
-                        m4 |= bit
+        m1, m2, m3, m4 = _set_count(bit, v, m1, m2, m3, m4)
     return _cost_from(m1, m2, m3, m4, 0, total - tab.ncards[row], c, c, pp, full)
 
 
@@ -1030,6 +1137,7 @@ def score_actions_reference(s, legal, k, tab, opts, pp, k_step, tmp, scores, wor
 # numba call that takes arrays increfs and decrefs each of them (a few ns each, dozens per
 # decision); the same Python functions, compiled into the caller
 _cost_from_i = njit(inline="always", cache=True)(_cost_from.py_func)
+cost_of_masks_i = njit(inline="always", cache=True)(cost_of_masks.py_func)
 masks_of_i = njit(inline="always", cache=True)(masks_of.py_func)
 _hand_total_i = njit(inline="always", cache=True)(_hand_total.py_func)
 _mover_view_i = njit(inline="always", cache=True)(_mover_view.py_func)
@@ -1127,18 +1235,7 @@ def _cost_after_rec(h, total, m1, m2, m3, m4, row, lo, w, counts, pp, c):
         r = cttz(bit)
         v = h[r] - _rec_count(lo, w, counts, row, r)
         c[r] = v
-        m1 &= ~bit
-        m2 &= ~bit
-        m3 &= ~bit
-        m4 &= ~bit
-        if v >= 1:
-            m1 |= bit
-            if v >= 2:
-                m2 |= bit
-                if v >= 3:
-                    m3 |= bit
-                    if v >= 4:
-                        m4 |= bit
+        m1, m2, m3, m4 = _set_count(bit, v, m1, m2, m3, m4)
     return _cost_from_i(m1, m2, m3, m4, 0, total - _rec_ncards(w), c, c, pp, 1)
 
 
@@ -1228,8 +1325,9 @@ def score_actions(s, legal, k, tab, opts, pp, k_step, tmp, scores, work):
 def is_card_play(legal, k, pp):
     """Whether the decision of legal ids ``legal[:k]`` is card play (rows, pass, avoided
     actions): :func:`score_choices` leaves it to the card-play scorer."""
+    rb = pp[PP_RECS]
     for j in range(k - 1, -1, -1):
-        kd = pp[PP_KINDS + legal[j]]
+        kd = _rec_kind(pp[rb + 2 * legal[j] + 1])  # (the record the scorer reads next)
         if kd == K_PASS or kd == K_AVOID:
             continue
         return kd == K_PLAY
@@ -1289,15 +1387,22 @@ def score_card_play(s, legal, k, counts, pp, scores, work):
         beater_left = 99  # the play went out with its owner: no threat from that seat
     plain = pp[PP_WILD] == 0
     m1, m2, m3, m4 = masks_of_i(h, pp)
+    small = plain  # at most four cards of a rank: the plan costs from the masks alone
+    for r in range(16):
+        if h[r] > 4:
+            small = False
     loose = by_partner and pp[PP_LOOSE] == 1 and enemy_min > ALLY_ENEMY_MIN
     cost_now = 0.0
     if not by_partner or loose:  # (over a partner only going out counts)
-        for r in range(16):
-            cb[r] = h[r]
-        if plain:
-            cost_now = _cost_from_i(m1, m2, m3, m4, 0, 0, h, cb, pp, 1)
+        if small:
+            cost_now = cost_of_masks_i(m1, m2, m3, m4, pp)
         else:
-            cost_now = hand_cost(h, pp, cb, 1)
+            for r in range(16):
+                cb[r] = h[r]
+            if plain:
+                cost_now = _cost_from_i(m1, m2, m3, m4, 0, 0, h, cb, pp, 1)
+            else:
+                cost_now = hand_cost(h, pp, cb, 1)
     nw = 0
     bomb_out = False
     if not following:
@@ -1335,7 +1440,13 @@ def score_card_play(s, legal, k, counts, pp, scores, work):
         if by_partner and not loose:  # never over a partner: no need of the cost
             scores[j] = 40.0 + 0.001 * key
             continue
-        if plain:
+        if small and not (w >> 46) & 1:
+            a1, a2, a3, a4 = _masks_after(h, m1, m2, m3, m4, lo)
+            c_after = cost_of_masks_i(a1, a2, a3, a4, pp)
+            if check_dead:
+                for r in range(16):
+                    hb[r] = h[r] - _rec_count(lo, w, counts, a, r)
+        elif plain:
             c_after = _cost_after_rec(h, total, m1, m2, m3, m4, a, lo, w, counts, pp, cb)
             if check_dead:
                 for r in range(16):
