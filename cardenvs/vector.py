@@ -400,7 +400,9 @@ def _rollout_engine(k_legal, k_step, tab, opts, states, slots, pp, kind, eps, rn
     """Play each slot of ``slots`` from its state to the end with the rollout policy
     (:mod:`cardenvs.core.policy`; ``kind`` 0 heuristic, 1 uniform random, 2 heuristic0),
     adding every step's pay to ``returns[j]`` and counting its decisions in ``lengths[j]``.
-    ``rng[j]`` is slot ``j``'s splitmix64 stream.  Returns 1 with ``err`` filled on an error, else 0."""
+    ``rng[j]`` is slot ``j``'s splitmix64 stream.  Returns 1 with ``err`` filled on an error, else 0.
+    The policy is :func:`~cardenvs.core.policy.policy_choose_play` (no play table: fast) and,
+    where it returns -1, :func:`~cardenvs.core.policy.policy_choose`: the same choices."""
     n_players = returns.shape[1]
     counts = tab.counts
     for q in range(err.shape[0]):

@@ -11,9 +11,9 @@ import pytest
 import cardenvs
 from cardenvs.core.kernels import rng_below
 from cardenvs.core.policy import (
-    K_PASS, K_PLAY, PP_KINDS, PP_R, PP_RECS, PP_WILD, cost_of_masks, hand_cost, masks_of, REC_BIG, REC_DOUBLES, REC_FAMILY, REC_KEY, REC_KIND,
-    REC_NCARDS, REC_POWER, REC_RSUM, pack_records, policy_params, score_actions,
-    score_actions_reference,
+    K_PASS, K_PLAY, PP_KINDS, PP_R, PP_RECS, PP_WILD, REC_BIG, REC_DOUBLES, REC_FAMILY,
+    REC_KEY, REC_KIND, REC_NCARDS, REC_POWER, REC_RSUM, cost_of_masks, hand_cost, masks_of,
+    pack_records, policy_params, score_actions, score_actions_reference,
 )
 from cardenvs.core.state import CUR, LAST_ROW, LAST_SEAT
 from cardenvs.vector import VectorGame, rollout_streams
