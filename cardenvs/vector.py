@@ -93,7 +93,7 @@ from numba import njit
 from .core.kernels import rng_below
 from .core.options import check_seed
 from .core.specialize import specialize
-from .core.policy import policy_choose, policy_code, policy_params
+from .core.policy import policy_choose, policy_choose_play, policy_code, policy_params
 from .core.state import CUR, PHASE, P_DONE, REW0
 
 #: default cap on the padded legal-action width ``K``
@@ -400,8 +400,11 @@ def _rollout_engine(k_legal, k_step, tab, opts, states, slots, pp, kind, eps, rn
     """Play each slot of ``slots`` from its state to the end with the rollout policy
     (:mod:`cardenvs.core.policy`; ``kind`` 0 heuristic, 1 uniform random, 2 heuristic0),
     adding every step's pay to ``returns[j]`` and counting its decisions in ``lengths[j]``.
-    ``rng[j]`` is slot ``j``'s splitmix64 stream.  Returns 1 with ``err`` filled on an error, else 0."""
+    ``rng[j]`` is slot ``j``'s splitmix64 stream.  Returns 1 with ``err`` filled on an error, else 0.
+    The policy is :func:`~cardenvs.core.policy.policy_choose_play` (no play table: fast) and,
+    where it returns -1, :func:`~cardenvs.core.policy.policy_choose`: the same choices."""
     n_players = returns.shape[1]
+    counts = tab.counts
     for q in range(err.shape[0]):
         err[q] = 0
     for j in range(slots.shape[0]):
@@ -416,8 +419,10 @@ def _rollout_engine(k_legal, k_step, tab, opts, states, slots, pp, kind, eps, rn
                 err[E_CODE] = ERR_NO_LEGAL
                 err[E_SLOT] = i
                 return 1
-            c = policy_choose(s, buf, k, tab, opts, pp, k_step, tmp, scores, work, kind, rng,
-                              j, eps)
+            c = policy_choose_play(s, buf, k, counts, pp, scores, work, kind, rng, j, eps)
+            if c < 0:
+                c = policy_choose(s, buf, k, tab, opts, pp, k_step, tmp, scores, work, kind, rng,
+                                  j, eps)
             k_step(s, buf[c], tab, opts)
             for p in range(n_players):
                 returns[j, p] += s[REW0 + p]

@@ -39,6 +39,17 @@ Policy ``"heuristic0"`` (:func:`score_actions0`), the first heuristic, kept for 
 the plan cost with every combination counted 1 (``full=0``), the cheapest play within
 :data:`FOLLOW_SLACK`, bombs against an opponent holding :data:`BOMB_ENEMY` cards or fewer.
 
+Speed: the rollout engines (``cardenvs.vector``) call :func:`policy_choose_play` first,
+which scores card play (:func:`score_card_play`) from packed action records in the
+parameter vector (:data:`PP_RECS`: a row's planes and fields in two words, one cache line
+per candidate) without the play table: a numba function that passes the table (a tuple of
+some twenty arrays) on to another function increfs and decrefs each of its arrays per call,
+which was most of a decision's time.  Hands of at most four cards a rank are costed from
+their rank masks alone (:func:`cost_of_masks`).  The other decisions (bids, choices,
+``heuristic0``) go through :func:`policy_choose` as before.  :func:`score_actions_reference`
+is the card play as first written, column by column of the table; the tests hold both
+scorers to the same value at every legal action of thousands of positions of every game.
+
 Bids: the hand's strength (controls, bombs, minus half its plan cost) against quantiles of
 the strength of random dealt hands (:func:`bid_thresholds`): the 55%, 75% and 90% quantiles
 for bids 1, 2, 3 (:data:`BID_QUANTILES`), or a game's ``policy_bid_quantiles`` (Wakeng: a 3
@@ -50,7 +61,9 @@ from __future__ import annotations
 from typing import Optional
 
 import numpy as np
-from numba import njit
+from llvmlite import ir
+from numba import njit, types
+from numba.extending import intrinsic
 
 from .combos import (AIRPLANE, AIRPLANE_PAIRS, BOMB, FOUR_TWO_PAIRS, FOUR_TWO_SINGLES, PAIR,
                      PAIR_CHAIN, ROCKET, SINGLE, STRAIGHT, TRIO, TRIO_PAIR, TRIO_SINGLE)
@@ -75,12 +88,23 @@ PP_LOOSE = 54
 #: agent's Da Niangniang values)
 ALLY_ENEMY_MIN = 2
 ALLY_DELTA = 0.0
+#: offset in the vector of the packed action records (:func:`pack_records`): two words per
+#: action id, its planes (``tab.lo``) and its fields packed (``REC_*``), so that scoring a
+#: candidate reads one cache line instead of one per table column
+PP_RECS = 59
 PP_COPIES = 64  # 16 slots: copies of each rank in the deck
 PP_KINDS = 80  # then one kind per action id (K_*), then each play row's rank sum (sum of
 #: rank index x cards: the tie-break that keeps high kickers; at ``PP_KINDS + n_actions``)
 
 # action kinds
 K_PLAY, K_PASS, K_BID, K_EVAL_FIRST, K_EVAL_LAST, K_FIRST, K_LAST, K_AVOID = range(8)
+
+#: the fields of a packed action record's second word: (shift, bits) of the action's kind
+#: (``K_*``), and of a play row's card count, family, key, bomb power, doublings, rank sum,
+#: and a flag for a row holding more than four cards of a rank (its counts are read from
+#: ``tab.counts``; its planes cannot hold them)
+REC_KIND, REC_NCARDS, REC_FAMILY, REC_KEY, REC_POWER, REC_DOUBLES, REC_RSUM, REC_BIG = (
+    (0, 3), (3, 6), (9, 5), (14, 9), (23, 9), (32, 4), (36, 10), (46, 1))
 KIND_NAMES = {"bid": K_BID, "eval_first": K_EVAL_FIRST, "eval_last": K_EVAL_LAST,
               "first": K_FIRST, "last": K_LAST, "avoid": K_AVOID}
 
@@ -240,20 +264,36 @@ def hand_cost_reference(h, pp, c, full=0):
     return cost
 
 
-@njit(inline="always", cache=True)
-def _popc(x):
-    """Set bits of a 16-bit mask."""
-    x = x - ((x >> 1) & 0x5555)
-    x = (x & 0x3333) + ((x >> 2) & 0x3333)
-    x = (x + (x >> 4)) & 0x0F0F
-    return (x + (x >> 8)) & 0x1F
+@intrinsic
+def _popc(typingctx, x):
+    """Set bits of a non-negative ``int64`` mask (LLVM ``ctpop``: one instruction)."""
+    if not isinstance(x, types.Integer):
+        return None
+    sig = types.int64(types.int64)
+
+    def codegen(context, builder, signature, args):
+        return builder.ctpop(args[0])
+
+    return sig, codegen
+
+
+@intrinsic
+def _ctlz(typingctx, x):
+    """Leading zero bits of a nonzero ``int64`` (LLVM ``ctlz``)."""
+    if not isinstance(x, types.Integer):
+        return None
+    sig = types.int64(types.int64)
+
+    def codegen(context, builder, signature, args):
+        return builder.ctlz(args[0], ir.Constant(ir.IntType(1), 1))
+
+    return sig, codegen
 
 
 @njit(inline="always", cache=True)
 def _top_bit(x):
-    while x & (x - 1):
-        x &= x - 1
-    return x
+    """The highest set bit of a nonzero non-negative mask."""
+    return np.int64(1) << (63 - _ctlz(x))
 
 
 @njit(cache=True)
@@ -299,6 +339,24 @@ def hand_cost(h, pp, c, full=0):
 
 
 @njit(inline="always", cache=True)
+def _set_count(bit, v, m1, m2, m3, m4):
+    """The masks with ``v`` cards (at most 4 counted) at the rank ``bit``."""
+    m1 &= ~bit
+    m2 &= ~bit
+    m3 &= ~bit
+    m4 &= ~bit
+    if v >= 1:
+        m1 |= bit
+        if v >= 2:
+            m2 |= bit
+            if v >= 3:
+                m3 |= bit
+                if v >= 4:
+                    m4 |= bit
+    return m1, m2, m3, m4
+
+
+@njit(inline="always", cache=True)
 def _take_one(c, r, bit, m1, m2, m3, m4):
     """One card less of rank ``r`` (``bit``) in the counts ``c`` and the masks."""
     v = c[r] - 1
@@ -312,6 +370,69 @@ def _take_one(c, r, bit, m1, m2, m3, m4):
     if v < 4:
         m4 &= ~bit
     return m1, m2, m3, m4
+
+
+@njit(inline="always", cache=True)
+def _best_run(m1, m2, smask, mins):
+    """The straight the plan takes next (a run of ``m1 & smask`` of at least ``mins`` ranks,
+    its ends trimmed off pairs, saving the most singles; 0: none worth it)."""
+    x = m1 & smask
+    best_gain = 0
+    best_run = np.int64(0)
+    while x != 0:
+        low = x & -x
+        run = x & ~(x + low)
+        x &= ~run
+        L = _popc(run)
+        if L < mins:
+            continue
+        while L > mins and (run & -run) & m2:
+            run &= run - 1
+            L -= 1
+        while L > mins and _top_bit(run) & m2:
+            run &= ~_top_bit(run)
+            L -= 1
+        gain = _popc(run & ~m2) - 1
+        if gain > best_gain:
+            best_gain = gain
+            best_run = run
+    return best_run
+
+
+@njit(inline="always", cache=True)
+def _pair_chains(m1, m2, m3, pairs, minp, cost):
+    """The plan's pair chains (runs of exact pairs of ``pairs`` ranks, ``minp`` long or
+    more), each one more combination: the masks without them and the cost."""
+    x = m2 & ~m3 & pairs
+    while x != 0:
+        low = x & -x
+        run = x & ~(x + low)
+        x &= ~run
+        if _popc(run) >= minp:
+            m1 &= ~run
+            m2 &= ~run
+            cost += 1.0
+    return m1, m2, cost
+
+
+@njit(inline="always", cache=True)
+def _tally(m1, m2, m3, m4, nosingle, cm, kick, full, cost):
+    """The cost plus the groups left in the masks (see :func:`hand_cost`)."""
+    stuck = m1 & ~m4 & nosingle
+    n3 = _popc(m3 & ~m4 & ~nosingle)
+    if full == 0:
+        n1 = _popc(m1 & ~m2 & ~nosingle)
+        n2 = _popc(m2 & ~m3 & ~nosingle)
+        cost += n1 + n2 + n3 + _popc(m4) + STUCK_COST * _popc(stuck)
+        if kick != 0:
+            cost -= min(n3, n1 + n2)
+    else:
+        groups = (m1 & ~m4 & ~nosingle) | m4
+        cost += (_popc(groups & ~cm) + 0.5 * _popc(groups & cm)
+                 + STUCK_COST * _popc(stuck))
+        if kick != 0:
+            cost -= min(n3, _popc(m1 & ~m3 & ~nosingle & ~cm))
+    return cost
 
 
 @njit(cache=True)
@@ -349,28 +470,8 @@ def _cost_from(m1, m2, m3, m4, jokers, naturals, h, c, pp, full):
                 cost -= 1.0
     mins = pp[PP_MINS]
     if mins > 0:
-        smask = pp[PP_STRAIGHT]
         for _rep in range(2):
-            x = m1 & smask
-            best_gain = 0
-            best_run = np.int64(0)
-            while x != 0:
-                low = x & -x
-                run = x & ~(x + low)
-                x &= ~run
-                L = _popc(run)
-                if L < mins:
-                    continue
-                while L > mins and (run & -run) & m2:
-                    run &= run - 1
-                    L -= 1
-                while L > mins and _top_bit(run) & m2:
-                    run &= ~_top_bit(run)
-                    L -= 1
-                gain = _popc(run & ~m2) - 1
-                if gain > best_gain:
-                    best_gain = gain
-                    best_run = run
+            best_run = _best_run(m1, m2, pp[PP_STRAIGHT], mins)
             if best_run == 0:
                 break
             cost += 1.0
@@ -381,29 +482,8 @@ def _cost_from(m1, m2, m3, m4, jokers, naturals, h, c, pp, full):
                 m1, m2, m3, m4 = _take_one(c, cttz(bit), bit, m1, m2, m3, m4)
     minp = pp[PP_MINP]
     if minp > 0:
-        x = m2 & ~m3 & pp[PP_PAIRS]
-        while x != 0:
-            low = x & -x
-            run = x & ~(x + low)
-            x &= ~run
-            if _popc(run) >= minp:
-                m1 &= ~run
-                m2 &= ~run
-                cost += 1.0
-    stuck = m1 & ~m4 & nosingle
-    n3 = _popc(m3 & ~m4 & ~nosingle)
-    if full == 0:
-        n1 = _popc(m1 & ~m2 & ~nosingle)
-        n2 = _popc(m2 & ~m3 & ~nosingle)
-        cost += n1 + n2 + n3 + _popc(m4) + STUCK_COST * _popc(stuck)
-        if pp[PP_KICK] != 0:
-            cost -= min(n3, n1 + n2)
-    else:
-        groups = (m1 & ~m4 & ~nosingle) | m4
-        cost += (_popc(groups & ~cm) + 0.5 * _popc(groups & cm)
-                 + STUCK_COST * _popc(stuck))
-        if pp[PP_KICK] != 0:
-            cost -= min(n3, _popc(m1 & ~m3 & ~nosingle & ~cm))
+        m1, m2, cost = _pair_chains(m1, m2, m3, pp[PP_PAIRS], minp, cost)
+    cost = _tally(m1, m2, m3, m4, nosingle, cm, pp[PP_KICK], full, cost)
     if jokers > 0:
         for r in range(R):
             if (wild >> r) & 1 and h[r] > 0:
@@ -413,6 +493,84 @@ def _cost_from(m1, m2, m3, m4, jokers, naturals, h, c, pp, full):
                 else:
                     cost += 0.25 * h[r]
     return cost
+
+
+@njit(inline="always", cache=True)
+def _take_top(bit, m1, m2, m3, m4):
+    """One card less of the rank ``bit`` in the masks alone (exact while it holds at most 4)."""
+    if m4 & bit:
+        m4 &= ~bit
+    elif m3 & bit:
+        m3 &= ~bit
+    elif m2 & bit:
+        m2 &= ~bit
+    else:
+        m1 &= ~bit
+    return m1, m2, m3, m4
+
+
+@njit(cache=True)
+def cost_of_masks(m1, m2, m3, m4, pp):
+    """The full plan cost (:func:`hand_cost` with ``full=1``) of a hand without wild cards
+    holding at most four cards of each rank, from its rank masks alone (``m_k``: ranks with
+    at least ``k`` cards, which then are its counts): :func:`_cost_from`'s steps on the masks,
+    the same value (every term is a multiple of 0.5: exact in any order)."""
+    R = pp[PP_R]
+    nosingle = pp[PP_NOSINGLE]
+    cost = 0.0
+    cm = ((np.int64(1) << R) - 1) & ~((np.int64(1) << min(pp[PP_CTRLFROM], R)) - 1)
+    rk = pp[PP_ROCKET]
+    if rk != 0 and (m1 & rk) == rk:
+        cost -= 1.0
+        y = rk
+        while y != 0:
+            bit = y & -y
+            y &= y - 1
+            m1, m2, m3, m4 = _take_top(bit, m1, m2, m3, m4)
+    bn = pp[PP_BOMBN]
+    if bn <= 4:
+        bombs = m4 if bn == 4 else (m3 if bn == 3 else (m2 if bn == 2 else m1))
+        if bombs != 0:
+            cost -= _popc(bombs)
+            m1 &= ~bombs
+            m2 &= ~bombs
+            m3 &= ~bombs
+            m4 &= ~bombs
+    mins = pp[PP_MINS]
+    if mins > 0:
+        for _rep in range(2):
+            best_run = _best_run(m1, m2, pp[PP_STRAIGHT], mins)
+            if best_run == 0:
+                break
+            cost += 1.0
+            # one card less of each rank of the run: the ranks of m4 (m3, m2) in the run
+            # drop to m3 (m2, m1) level, the singles leave m1
+            m4n = m4 & ~best_run
+            m3n = (m3 & ~best_run) | (m4 & best_run)
+            m2n = (m2 & ~best_run) | (m3 & best_run)
+            m1 = (m1 & ~best_run) | (m2 & best_run)
+            m2 = m2n
+            m3 = m3n
+            m4 = m4n
+    minp = pp[PP_MINP]
+    if minp > 0:
+        m1, m2, cost = _pair_chains(m1, m2, m3, pp[PP_PAIRS], minp, cost)
+    return _tally(m1, m2, m3, m4, nosingle, cm, pp[PP_KICK], 1, cost)
+
+
+@njit(inline="always", cache=True)
+def _masks_after(h, m1, m2, m3, m4, lo):
+    """The rank masks of ``h`` (masks ``m1..m4``) less a row of planes ``lo`` holding at
+    most four cards of each rank."""
+    ranks = lo & 0xFFFF
+    while ranks != 0:
+        bit = ranks & -ranks
+        ranks &= ranks - 1
+        r = cttz(bit)
+        v = h[r] - (((lo >> r) & 1) + ((lo >> (r + 16)) & 1) + ((lo >> (r + 32)) & 1) +
+                    ((lo >> (r + 48)) & 1))
+        m1, m2, m3, m4 = _set_count(bit, v, m1, m2, m3, m4)
+    return m1, m2, m3, m4
 
 
 @njit(cache=True)
@@ -477,18 +635,7 @@ def cost_after_row(h, total, m1, m2, m3, m4, row, tab, pp, c, full=0):
         r = cttz(bit)
         v = h[r] - tab.counts[row, r]
         c[r] = v
-        m1 &= ~bit
-        m2 &= ~bit
-        m3 &= ~bit
-        m4 &= ~bit
-        if v >= 1:
-            m1 |= bit
-            if v >= 2:
-                m2 |= bit
-                if v >= 3:
-                    m3 |= bit
-                    if v >= 4:
-                        m4 |= bit
+        m1, m2, m3, m4 = _set_count(bit, v, m1, m2, m3, m4)
     return _cost_from(m1, m2, m3, m4, 0, total - tab.ncards[row], c, c, pp, full)
 
 
@@ -802,8 +949,12 @@ def _dead(hand, pp):
 
 
 @njit(cache=False)
-def score_actions(s, legal, k, tab, opts, pp, k_step, tmp, scores, work):
-    """Score each of the ``k`` legal actions ``legal[:k]`` of the seat to move (lower is
+def score_actions_reference(s, legal, k, tab, opts, pp, k_step, tmp, scores, work):
+    """The ``heuristic`` policy's scores as first written, column by column of the play table
+    (the reference of :func:`score_actions`, which computes the same values from the packed
+    action records: the differential tests hold them equal).
+
+    Score each of the ``k`` legal actions ``legal[:k]`` of the seat to move (lower is
     better; ``inf`` for an action the policy never takes while another is available).
 
     The ``heuristic`` policy: the card play of the ``rules`` agent on the full plan cost
@@ -991,6 +1142,401 @@ def score_actions(s, legal, k, tab, opts, pp, k_step, tmp, scores, work):
     return
 
 
+# -- the packed action records (the fast path of the heuristic policy) ---------------------------
+
+# inlined twins of the helpers the card-play scorer calls per decision or per candidate: a
+# numba call that takes arrays increfs and decrefs each of them (a few ns each, dozens per
+# decision); the same Python functions, compiled into the caller
+_cost_from_i = njit(inline="always", cache=True)(_cost_from.py_func)
+cost_of_masks_i = njit(inline="always", cache=True)(cost_of_masks.py_func)
+masks_of_i = njit(inline="always", cache=True)(masks_of.py_func)
+_hand_total_i = njit(inline="always", cache=True)(_hand_total.py_func)
+_mover_view_i = njit(inline="always", cache=True)(_mover_view.py_func)
+_unseen_i = njit(inline="always", cache=True)(_unseen.py_func)
+_unseen_bomb_i = njit(inline="always", cache=True)(_unseen_bomb.py_func)
+
+
+_REC_FIELDS = ("kind", "ncards", "family", "key", "power", "doubles", "rsum", "big")
+
+
+def pack_records(tab, kinds: np.ndarray, rsum: np.ndarray, n_actions: int) -> np.ndarray:
+    """The packed action records of :data:`PP_RECS`: ``(n_actions, 2)`` ``int64``, word 0 the
+    row's planes (``tab.lo``; 0 for a non-play action), word 1 its kind and fields at the
+    ``REC_*`` (shift, bits).  Raises ``ValueError`` when a value does not fit its field."""
+    T = len(tab.ncards)
+    A = int(n_actions)
+    rec = np.zeros((A, 2), np.int64)
+    big = np.zeros(A, np.int64)
+    cols = {"kind": np.asarray(kinds[:A], np.int64)}
+    for name in ("ncards", "family", "key", "power", "doubles"):
+        col = np.zeros(A, np.int64)
+        col[:T] = getattr(tab, name)[:T]
+        cols[name] = col
+    col = np.zeros(A, np.int64)
+    col[:T] = rsum[:T]
+    cols["rsum"] = col
+    big[:T] = (np.asarray(tab.counts)[:T, :16] > 4).any(1)
+    cols["big"] = big
+    rec[:T, 0] = tab.lo[:T]
+    specs = (REC_KIND, REC_NCARDS, REC_FAMILY, REC_KEY, REC_POWER, REC_DOUBLES, REC_RSUM,
+             REC_BIG)
+    for name, (shift, bits) in zip(_REC_FIELDS, specs):
+        v = cols[name]
+        if v.size and (v.min() < 0 or v.max() >= (1 << bits)):
+            raise ValueError(f"the rollout policy's action records hold {name} in {bits} bits; "
+                             f"this table's values run {v.min()}..{v.max()}")
+        rec[:, 1] |= v << shift
+    return rec
+
+
+@njit(inline="always", cache=True)
+def _rec_kind(w):
+    return w & 7
+
+
+@njit(inline="always", cache=True)
+def _rec_ncards(w):
+    return (w >> 3) & 63
+
+
+@njit(inline="always", cache=True)
+def _rec_family(w):
+    return (w >> 9) & 31
+
+
+@njit(inline="always", cache=True)
+def _rec_key(w):
+    return (w >> 14) & 511
+
+
+@njit(inline="always", cache=True)
+def _rec_power(w):
+    return (w >> 23) & 511
+
+
+@njit(inline="always", cache=True)
+def _rec_doubles(w):
+    return (w >> 32) & 15
+
+
+@njit(inline="always", cache=True)
+def _rec_rsum(w):
+    return (w >> 36) & 1023
+
+
+@njit(inline="always", cache=True)
+def _rec_count(lo, w, counts, row, r):
+    """Cards of rank slot ``r`` in play row ``row`` (planes ``lo``, record word ``w``;
+    ``counts``: the table's, read only for a row holding more than four of a rank)."""
+    if (w >> 46) & 1:
+        return counts[row, r]
+    return ((lo >> r) & 1) + ((lo >> (r + 16)) & 1) + ((lo >> (r + 32)) & 1) + \
+        ((lo >> (r + 48)) & 1)
+
+
+@njit(inline="always", cache=True)
+def _cost_after_rec(h, total, m1, m2, m3, m4, row, lo, w, counts, pp, c):
+    """:func:`cost_after_row` (``full=1``) from the row's packed record."""
+    for r in range(16):
+        c[r] = h[r]
+    ranks = lo & 0xFFFF
+    while ranks != 0:
+        bit = ranks & -ranks
+        ranks &= ranks - 1
+        r = cttz(bit)
+        v = h[r] - _rec_count(lo, w, counts, row, r)
+        c[r] = v
+        m1, m2, m3, m4 = _set_count(bit, v, m1, m2, m3, m4)
+    return _cost_from_i(m1, m2, m3, m4, 0, total - _rec_ncards(w), c, c, pp, 1)
+
+
+@njit(cache=True)
+def _hand_after_rec(h, row, lo, w, counts, pp, out):
+    """:func:`hand_after` from the row's packed record."""
+    R = pp[PP_R]
+    wild = pp[PP_WILD]
+    need = 0
+    for r in range(16):
+        v = h[r]
+        c = _rec_count(lo, w, counts, row, r)
+        if (wild >> r) & 1:
+            out[r] = v - c
+        else:
+            use = min(c, v)
+            need += c - use
+            out[r] = v - use
+    if need > 0:
+        for r in range(R):
+            if (wild >> r) & 1 and out[r] > 0:
+                t = min(need, out[r])
+                out[r] -= t
+                need -= t
+    for r in range(16):
+        if out[r] < 0:
+            out[r] = 0
+
+
+@njit(inline="always", cache=True)
+def _sure_rec(fam, key, u, nw, bomb_out, pp):
+    """:func:`_sure` of a row of family ``fam`` and key ``key``."""
+    if fam == SINGLE:
+        w = 1
+    elif fam == PAIR:
+        w = 2
+    elif fam == TRIO or fam == TRIO_SINGLE or fam == TRIO_PAIR:
+        w = 3
+    else:
+        return False
+    if bomb_out:
+        return False
+    R = pp[PP_R]
+    wild = pp[PP_WILD]
+    for r in range(key + 1, R):
+        v = u[r]
+        if not (wild >> r) & 1 and v > 0:
+            v += nw
+        if v >= w:
+            return False
+    return True
+
+
+@njit(cache=False)
+def score_actions(s, legal, k, tab, opts, pp, k_step, tmp, scores, work):
+    """Score each of the ``k`` legal actions ``legal[:k]`` of the seat to move (lower is
+    better; ``inf`` for an action the policy never takes while another is available).
+
+    The ``heuristic`` policy: the card play of the ``rules`` agent on the full plan cost
+    (:func:`hand_cost` with ``full=1``): go out when a legal play empties the hand; lead
+    the plan's combinations (plays that do not raise the cost beyond their own), low first,
+    controls and bombs last, sure winners first when at most one other combination is left,
+    the lowest single (pair) to a partner holding one (two) cards, no single (pair) into an
+    opponent holding one (two); follow an opponent with the play that raises the plan cost
+    least while it stays within a threshold set by how close the opponents are to going out
+    (:data:`FOLLOW_THR_URGENT` ...), a bomb only when no plain play does and an opponent is
+    close to going out or the bomb nearly finishes the hand; never beat a partner's play
+    unless going out, except a loose ally's (:data:`PP_LOOSE`) with a cheap natural play
+    while the solo seat is far from going out; never a play that leaves a hand able to
+    make no play (:func:`_dead`) while anything else is legal; an avoided action
+    (``K_AVOID``: 报牌) only on a lead whose hand is one play (declare, then go out).  The
+    other decisions are :func:`score_choices`'.
+
+    The same values, operation for operation, as :func:`score_actions_reference`: the card
+    play is :func:`score_card_play`'s.
+
+    ``tmp`` is a scratch state (the size of ``s``), ``work`` a scratch ``int64`` array of at
+    least 48.  ``k_step`` is the game's step kernel (used to score choices by the hand they
+    leave).
+    """
+    if score_choices(s, legal, k, tab, opts, pp, k_step, tmp, scores, work, 1):
+        return
+    score_card_play(s, legal, k, tab.counts, pp, scores, work)
+
+
+@njit(cache=True)
+def is_card_play(legal, k, pp):
+    """Whether the decision of legal ids ``legal[:k]`` is card play (rows, pass, avoided
+    actions): :func:`score_choices` leaves it to the card-play scorer."""
+    rb = pp[PP_RECS]
+    for j in range(k - 1, -1, -1):
+        kd = _rec_kind(pp[rb + 2 * legal[j] + 1])  # (the record the scorer reads next)
+        if kd == K_PASS or kd == K_AVOID:
+            continue
+        return kd == K_PLAY
+    return True
+
+
+@njit(cache=True)
+def score_card_play(s, legal, k, counts, pp, scores, work):
+    """The ``heuristic`` policy's scores of a card-play decision (see :func:`score_actions`)
+    into ``scores[:k]``, from the packed action records (:data:`PP_RECS`); ``counts`` is the
+    play table's (read only for rows holding more than four cards of a rank).
+
+    It takes no play table and calls no kernel: a numba function that passes the play table
+    (a tuple of some twenty arrays) on to another function increfs and decrefs every array
+    of it on each call, about 0.2 us, which was most of a decision's time.  The records put
+    what a candidate needs in one cache line."""
+    n = pp[PP_NP]
+    R = pp[PP_R]
+    ctrl = pp[PP_CTRLFROM]
+    rb = pp[PP_RECS]
+    seat = s[CUR]
+    ho = HDR + 16 * seat
+    h = s[ho:ho + 16]
+    hb = work[0:16]
+    cb = work[16:32]
+    u = work[32:48]
+    inf = np.inf
+    total, prev, owner, solo = _mover_view_i(s, pp)
+    enemy_min = 99
+    partner_min = 99
+    for q in range(n):
+        if q == seat:
+            continue
+        hs = _hand_total_i(s, q)
+        if hs == 0:
+            continue
+        if solo >= 0 and seat != solo and q != solo:
+            if hs < partner_min:
+                partner_min = hs
+        elif hs < enemy_min:
+            enemy_min = hs
+    can_pass = False
+    one_play = False  # a lead whose hand is one play: declare first (报牌), then go out
+    for j in range(k):
+        w = pp[rb + 2 * legal[j] + 1]
+        kd = _rec_kind(w)
+        if kd == K_PASS:
+            can_pass = True
+        elif kd == K_PLAY and _rec_ncards(w) >= total:
+            one_play = True
+    following = prev >= 0 and owner >= 0 and owner != seat and can_pass
+    if following:
+        one_play = False
+    by_partner = following and solo >= 0 and seat != solo and owner != solo
+    beater_left = _hand_total_i(s, owner) if owner >= 0 else 99
+    if beater_left == 0:
+        beater_left = 99  # the play went out with its owner: no threat from that seat
+    plain = pp[PP_WILD] == 0
+    m1, m2, m3, m4 = masks_of_i(h, pp)
+    small = plain  # at most four cards of a rank: the plan costs from the masks alone
+    for r in range(16):
+        if h[r] > 4:
+            small = False
+    loose = by_partner and pp[PP_LOOSE] == 1 and enemy_min > ALLY_ENEMY_MIN
+    cost_now = 0.0
+    if not by_partner or loose:  # (over a partner only going out counts)
+        if small:
+            cost_now = cost_of_masks_i(m1, m2, m3, m4, pp)
+        else:
+            for r in range(16):
+                cb[r] = h[r]
+            if plain:
+                cost_now = _cost_from_i(m1, m2, m3, m4, 0, 0, h, cb, pp, 1)
+            else:
+                cost_now = hand_cost(h, pp, cb, 1)
+    nw = 0
+    bomb_out = False
+    if not following:
+        nw = _unseen_i(s, h, pp, u)
+        bomb_out = _unseen_bomb_i(u, nw, pp)
+    thr = FOLLOW_THR_FAR
+    if enemy_min <= 2 or beater_left <= 3:
+        thr = FOLLOW_THR_URGENT
+    elif enemy_min <= 5:
+        thr = FOLLOW_THR_NEAR
+    bomb_ok = enemy_min <= 3 or beater_left <= 4
+    check_dead = pp[PP_NOSINGLE] != 0
+    feed_partner = 0
+    if partner_min <= 2 and enemy_min > 2:
+        feed_partner = partner_min  # lead the lowest single (1) or pair (2)
+    for j in range(k):
+        a = legal[j]
+        lo = pp[rb + 2 * a]
+        w = pp[rb + 2 * a + 1]
+        kd = _rec_kind(w)
+        if kd == K_PASS:
+            scores[j] = -1.0 if by_partner and not loose else 10.0
+            continue
+        if kd != K_PLAY:
+            if kd == K_AVOID:
+                scores[j] = -2000.0 if one_play else inf
+            else:
+                scores[j] = 50.0
+            continue
+        nc = _rec_ncards(w)
+        if nc >= total:  # goes out (a doubling play first)
+            scores[j] = -1000.0 - 10.0 * _rec_doubles(w) - 0.01 * nc
+            continue
+        key = _rec_key(w)
+        if by_partner and not loose:  # never over a partner: no need of the cost
+            scores[j] = 40.0 + 0.001 * key
+            continue
+        if small and not (w >> 46) & 1:
+            a1, a2, a3, a4 = _masks_after(h, m1, m2, m3, m4, lo)
+            c_after = cost_of_masks_i(a1, a2, a3, a4, pp)
+            if check_dead:
+                for r in range(16):
+                    hb[r] = h[r] - _rec_count(lo, w, counts, a, r)
+        elif plain:
+            c_after = _cost_after_rec(h, total, m1, m2, m3, m4, a, lo, w, counts, pp, cb)
+            if check_dead:
+                for r in range(16):
+                    hb[r] = h[r] - _rec_count(lo, w, counts, a, r)
+        else:
+            _hand_after_rec(h, a, lo, w, counts, pp, hb)
+            c_after = hand_cost(hb, pp, cb, 1)
+        if check_dead and _dead(hb, pp):
+            scores[j] = 900.0  # leaves a hand that can make no play: only if nothing else
+            continue
+        d = c_after - cost_now
+        fam = _rec_family(w)
+        power = _rec_power(w)
+        bomb = power > 0 or fam == ROCKET
+        rsum = _rec_rsum(w)
+        if fam == FOUR_TWO_SINGLES or fam == FOUR_TWO_PAIRS:
+            bomb = True  # four of a kind with kickers spends a bomb: played as one
+        if by_partner:
+            sc = 40.0 + d
+            if loose and not bomb and key < ctrl and d <= ALLY_DELTA + 1e-9:
+                natural = True  # a loose ally is overtaken with natural cards only
+                for r in range(16):
+                    cnt = _rec_count(lo, w, counts, a, r)
+                    if cnt > 0 and ((pp[PP_WILD] >> r) & 1 or cnt > h[r]):
+                        natural = False
+                if natural:
+                    sc = d + 0.001 * key + 1e-6 * rsum
+            scores[j] = sc
+            continue
+        if following:
+            if bomb:
+                if bomb_ok or c_after <= BOMB_FINISH + 1e-9:
+                    scores[j] = 5.0 + 0.001 * power
+                else:
+                    scores[j] = 30.0 + 0.001 * power
+            elif d <= thr + 1e-9:
+                scores[j] = d + 0.001 * key + 1e-6 * rsum
+            else:
+                scores[j] = 20.0 + d
+            continue
+        # a lead: the plan's combinations first (a play that costs the plan more than the
+        # combination it is breaks it), low first, controls and bombs last
+        one = fam == SINGLE or fam == PAIR or fam == TRIO or fam == TRIO_SINGLE or \
+            fam == TRIO_PAIR
+        control = one and key >= ctrl
+        if bomb:
+            own = -1.0
+        elif control:
+            own = 0.5
+        else:
+            own = 1.0
+        brk = d + own
+        if brk < 0.0:
+            brk = 0.0
+        low = cttz(lo & 0xFFFF)
+        sc = 4.0 * brk + low / R - 0.03 * nc + 0.001 * rsum / R
+        if fam == TRIO_PAIR or fam == AIRPLANE_PAIRS:
+            sc += 0.05  # single kickers first (the pairs are worth more)
+        if control:
+            sc += 1.0
+        cash = brk < 0.01 and c_after <= CASH_COST + 1e-9
+        if bomb:
+            sc += 5.0
+            if cash and (fam == ROCKET or not bomb_out):
+                sc = -19.0  # a sure bomb before the last combination
+        elif cash and _sure_rec(fam, key, u, nw, bomb_out, pp):
+            sc = -20.0 - 0.1 * nc + 0.01 * low  # cash a sure winner, the biggest first
+        if feed_partner == 1 and fam == SINGLE:
+            sc = -10.0 + key / R
+        elif feed_partner == 2 and fam == PAIR:
+            sc = -10.0 + key / R
+        elif enemy_min == 1 and nc == 1 and sc > -19.0:
+            sc = 8.0 - key / R  # not into a last card; if only singles, the highest
+        elif enemy_min == 2 and fam == PAIR and sc > -19.0:
+            sc += 2.5
+        scores[j] = sc
+    return
+
+
 @njit(cache=False)
 def score_policy(s, legal, k, tab, opts, pp, k_step, tmp, scores, work, kind):
     """The scores of policy ``kind`` (:data:`KIND_HEURISTIC` or :data:`KIND_HEURISTIC0`)."""
@@ -1013,6 +1559,23 @@ def pick(scores, k, rng, slot, eps):
         if scores[j] < scores[best]:
             best = j
     return best
+
+
+@njit(cache=True)
+def policy_choose_play(s, legal, k, counts, pp, scores, work, kind, rng, slot, eps):
+    """:func:`policy_choose` of the decisions that need no play table: one legal action, the
+    random policy, the ``heuristic`` policy's card play (:func:`score_card_play`); -1 for
+    the others (``heuristic0``, bids and choices), drawing nothing from ``rng`` then.  The
+    rollout engines call it first, and :func:`policy_choose` where it says -1 (a function
+    passing the play table on pays for it on every call: see :func:`score_card_play`)."""
+    if k == 1:
+        return 0
+    if kind == KIND_RANDOM:
+        return rng_below(rng, slot, k)
+    if kind != KIND_HEURISTIC or not is_card_play(legal, k, pp):
+        return -1
+    score_card_play(s, legal, k, counts, pp, scores, work)
+    return pick(scores, k, rng, slot, eps)
 
 
 @njit(cache=False)
@@ -1046,7 +1609,7 @@ def policy_params(game) -> np.ndarray:
     R = int(game.deck.n_ranks)
     T = int(game.pass_id)
     A = int(game.n_actions)
-    pp = np.zeros(PP_KINDS + 2 * A, np.int64)
+    pp = np.zeros(PP_KINDS + 4 * A, np.int64)
     fam = tab.family
     counts = tab.counts
     wild = tuple(getattr(game, "wild_slots", None) or
@@ -1117,6 +1680,9 @@ def policy_params(game) -> np.ndarray:
                              f"block {name!r}; give the game a policy_blocks entry "
                              f"(one of {sorted(KIND_NAMES)})")
         kinds[a:b] = KIND_NAMES[kd]
+    pp[PP_RECS] = PP_KINDS + 2 * A
+    pp[PP_KINDS + 2 * A:] = pack_records(tab, pp[PP_KINDS:PP_KINDS + A],
+                                         pp[PP_KINDS + A:PP_KINDS + 2 * A], A).ravel()
     if "bid" in game.blocks:
         pp[PP_BIDTH:PP_BIDTH + 3] = np.round(100 * bid_thresholds(game, pp)).astype(np.int64)
         q = getattr(game, "policy_bid_quantiles", None) or BID_QUANTILES
