@@ -393,9 +393,33 @@ def scan_whole(lo, hi, tab, ga, gb, gc, gd, out, n, full, full_off, hand_n, req)
                     i = seg[i, SEG_SKIP]
                     continue
                 bits = (full_bits >> (j0 - g0)) & ((np.int64(1) << (g1 - j0)) - 1)
-                while bits != 0:
-                    n = _emit_rows(lo, hi, tab, j0 + cttz(bits), lone, cmin, req, out, n)
-                    bits &= bits - 1
+                if not lone:
+                    while bits != 0:
+                        n = _emit_rows(lo, hi, tab, j0 + cttz(bits), lone, cmin, req, out, n)
+                        bits &= bits - 1
+                    i += 1
+                    continue
+                # one row a group, rows in group order: group g0 + j is row g_start[g0] + j
+                if req != 0:  # only the bodies holding the rank: j <= q <= j + L - 1
+                    q = np.int64(cttz(req)) - seg[i, SEG_S0]
+                    if q < 0:
+                        bits = np.int64(0)
+                    else:
+                        j1 = max(q - L + 1, np.int64(0))
+                        bits &= (((np.int64(1) << (q - j1 + 1)) - 1) << j1) >> (j0 - g0)
+                t0 = tab.g_start[g0] + (j0 - g0)
+                if cmin > 0:
+                    nc = tab.ncards
+                    while bits != 0:
+                        t = t0 + cttz(bits)
+                        out[n] = t
+                        n += nc[t] >= cmin
+                        bits &= bits - 1
+                else:
+                    while bits != 0:
+                        out[n] = t0 + cttz(bits)
+                        n += 1
+                        bits &= bits - 1
             i += 1
     return n
 
