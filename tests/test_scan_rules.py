@@ -25,13 +25,13 @@ import numpy as np
 import pytest
 
 import cardenvs
-from cardenvs.core.cards import NSLOT, Deck
-from cardenvs.core.combos import TRIO_PAIR, Play
+from cardenvs.core.cards import Deck
+from cardenvs.core.combos import TRIO_PAIR
 from cardenvs.core.follow import gen_allowed, row_allowed
 from cardenvs.core.kernels import gen_legal, gen_legal_scan
 from cardenvs.core.table import BITS_MAX_ROWS, Table, kicker_index, row_bits
 from cardenvs.games import paodekuai as P
-from test_kernel_segments import TABLES, _random_hand
+from test_kernel_segments import TABLES, _random_hand, trio_plays
 
 
 def _with_bits(table: Table, min_rows: int, kick_min: int | None = None):
@@ -58,15 +58,7 @@ def test_row_bits_literal():
     """A trio of 3s carrying 0..2 cards of 4 (at most two) and 5 (one): rows (4s, 5s) (0,0)
     (0,1) (1,0) (1,1) (2,0).  The index: bits 4 (plane 1, rank 1) and 16+1 (plane 2, rank 1)
     and 2 (plane 1, rank 2); rows of 3, 4, 4, 5, 5 cards."""
-    deck = Deck("345", (4, 4, 4))
-    body = (3,) + (0,) * (NSLOT - 1)
-
-    def play(n4, n5):
-        c = list(body)
-        c[1], c[2] = n4, n5
-        return Play(tuple(c), TRIO_PAIR, 1, 0, body)
-
-    table = Table(deck, [play(*v) for v in [(0, 0), (0, 1), (1, 0), (1, 1), (2, 0)]])
+    table = Table(Deck("345", (4, 4, 4)), trio_plays([(0, 0), (0, 1), (1, 0), (1, 1), (2, 0)]))
     arr = table.arrays
     g_bits, bits = row_bits(arr.lo, arr.hi, arr.ncards, arr.g_lo, arr.g_hi, arr.g_start,
                             arr.g_end, arr.g_kick >= 0, min_rows=1)
@@ -122,15 +114,8 @@ def test_row_bits_cover_groups_of_one_to_four_words():
 def test_row_bits_with_planes_five_to_eight():
     """Kickers of up to six cards of a rank (eight copies): the rows need bits of planes 5..8
     (``used_hi``); every hand of 0..8 fours and 0..1 five gives the plain scan's rows."""
-    deck = Deck("345", (4, 8, 4))
-    body = (3,) + (0,) * (NSLOT - 1)
-    plays = []
-    for n4 in range(7):
-        for n5 in range(2):
-            c = list(body)
-            c[1], c[2] = n4, n5
-            plays.append(Play(tuple(c), TRIO_PAIR, 1, 0, body))
-    table = Table(deck, plays)
+    plays = trio_plays(itertools.product(range(7), range(2)))
+    table = Table(Deck("345", (4, 8, 4)), plays)
     arr = table.arrays
     g_bits, bits = row_bits(arr.lo, arr.hi, arr.ncards, arr.g_lo, arr.g_hi, arr.g_start,
                             arr.g_end, arr.g_kick >= 0, min_rows=1)

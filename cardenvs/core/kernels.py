@@ -60,30 +60,27 @@ SEG_COLS = 8
 # -- bit helpers -------------------------------------------------------------------------------
 
 
+def _int64_op(x, emit):
+    """Typing and code of an ``int64 -> int64`` LLVM bit intrinsic (``emit(builder, value)``)."""
+    if not isinstance(x, types.Integer):
+        return None
+
+    def codegen(context, builder, signature, args):
+        return emit(builder, args[0])
+
+    return types.int64(types.int64), codegen
+
+
 @intrinsic
 def cttz(typingctx, x):
     """Count of trailing zero bits of a nonzero ``int64`` (LLVM ``cttz``)."""
-    if not isinstance(x, types.Integer):
-        return None
-    sig = types.int64(types.int64)
-
-    def codegen(context, builder, signature, args):
-        return builder.cttz(args[0], ir.Constant(ir.IntType(1), 1))
-
-    return sig, codegen
+    return _int64_op(x, lambda b, v: b.cttz(v, ir.Constant(ir.IntType(1), 1)))
 
 
 @intrinsic
 def ctpop(typingctx, x):
     """Count of set bits of an ``int64`` (LLVM ``ctpop``)."""
-    if not isinstance(x, types.Integer):
-        return None
-    sig = types.int64(types.int64)
-
-    def codegen(context, builder, signature, args):
-        return builder.ctpop(args[0])
-
-    return sig, codegen
+    return _int64_op(x, lambda b, v: b.ctpop(v))
 
 
 # -- rank planes --------------------------------------------------------------------------------
@@ -204,6 +201,28 @@ def _emit_kick(lo, hi, kk, d, base, kmin, out, n):
             k -= 1
 
 
+@njit(**HOT_INLINE)
+def _ones(k):
+    """A word of ``k`` low bits set (0..64 bits: ``k`` clipped)."""
+    if k >= 64:
+        return np.int64(-1)
+    return (np.int64(1) << k) - 1 if k > 0 else np.int64(0)
+
+
+@njit(**HOT_INLINE)
+def _and_words(bits, j, W, m0, m1, m2, m3, flip):
+    """``m[w] &= bits[j + w] ^ flip`` for the ``W`` (1..4) words of a row set (``flip = -1``:
+    clear the rows of ``bits[j:j + W]``, 0: keep only them)."""
+    m0 &= bits[j] ^ flip
+    if W > 1:
+        m1 &= bits[j + 1] ^ flip
+        if W > 2:
+            m2 &= bits[j + 2] ^ flip
+            if W > 3:
+                m3 &= bits[j + 3] ^ flip
+    return m0, m1, m2, m3
+
+
 @njit(**HOT)
 def _emit_bits(lo, hi, bits, d, base, cmin, req, out, n):
     """Append the rows of a group with a row-bit index ``bits[d:]`` (first row ``base``, its body
@@ -222,27 +241,15 @@ def _emit_bits(lo, hi, bits, d, base, cmin, req, out, n):
     uh = bits[d + 3]
     c0 = bits[d + 4]
     b0 = d + 6
-    m0 = np.int64(-1) if R >= 64 else (np.int64(1) << R) - 1
-    m1 = np.int64(0)
-    m2 = np.int64(0)
-    m3 = np.int64(0)
-    if W > 1:
-        m1 = np.int64(-1) if R >= 128 else (np.int64(1) << (R - 64)) - 1
-    if W > 2:
-        m2 = np.int64(-1) if R >= 192 else (np.int64(1) << (R - 128)) - 1
-    if W > 3:
-        m3 = (np.int64(1) << (R - 192)) - 1 if R < 256 else np.int64(-1)
+    m0 = _ones(R)  # the group's rows, 64 a word
+    m1 = _ones(R - 64)
+    m2 = _ones(R - 128)
+    m3 = _ones(R - 192)
     if req != 0:  # only the rows that need the bit: its slot's words
         if (ul & req) == 0:
             return n
         j = b0 + ctpop(ul & (req - 1)) * W
-        m0 &= bits[j]
-        if W > 1:
-            m1 &= bits[j + 1]
-            if W > 2:
-                m2 &= bits[j + 2]
-                if W > 3:
-                    m3 &= bits[j + 3]
+        m0, m1, m2, m3 = _and_words(bits, j, W, m0, m1, m2, m3, np.int64(0))
     nl = ctpop(ul)
     for part in range(2):
         x = ul & ~lo if part == 0 else uh & ~hi
@@ -251,24 +258,12 @@ def _emit_bits(lo, hi, bits, d, base, cmin, req, out, n):
         while x != 0:
             b = np.int64(cttz(x))
             j = b0 + (first + ctpop(u & ((np.int64(1) << b) - 1))) * W
-            m0 &= ~bits[j]
-            if W > 1:
-                m1 &= ~bits[j + 1]
-                if W > 2:
-                    m2 &= ~bits[j + 2]
-                    if W > 3:
-                        m3 &= ~bits[j + 3]
+            m0, m1, m2, m3 = _and_words(bits, j, W, m0, m1, m2, m3, np.int64(-1))
             x &= x - 1
     if cmin > c0:  # clear the rows of c0 .. cmin - 1 cards
         j = b0 + (nl + ctpop(uh)) * W
         for c in range(c0, min(cmin, c0 + bits[d + 5])):
-            m0 &= ~bits[j]
-            if W > 1:
-                m1 &= ~bits[j + 1]
-                if W > 2:
-                    m2 &= ~bits[j + 2]
-                    if W > 3:
-                        m3 &= ~bits[j + 3]
+            m0, m1, m2, m3 = _and_words(bits, j, W, m0, m1, m2, m3, np.int64(-1))
             j += W
     for w in range(W):
         m = m0 if w == 0 else (m1 if w == 1 else (m2 if w == 2 else m3))
@@ -283,9 +278,9 @@ def _emit_bits(lo, hi, bits, d, base, cmin, req, out, n):
 @njit(**HOT_INLINE)
 def _emit_rows(lo, hi, tab, g, lone, cmin, req, out, n):
     """Append the rows of group ``g`` (whose body fits) that fit, hold at least ``cmin`` cards
-    and have the plane-1 bit ``req`` (a card of one rank; 0: any row); ``lone``: the group is one row equal to its
-    body (already tested).  A group with a kicker index or a row-bit index gets its rows from
-    it (:func:`_emit_kick`, :func:`_emit_bits`)."""
+    and have the plane-1 bit ``req`` (a card of one rank; 0: any row); ``lone``: the group is
+    one row equal to its body (already tested).  A group with a kicker index or a row-bit
+    index gets its rows from it (:func:`_emit_kick`, :func:`_emit_bits`)."""
     a = tab.g_start[g]
     if req != 0 and (tab.g_lo[g] & req) == req:  # the body has it: so has every row
         req = np.int64(0)
@@ -388,11 +383,11 @@ def scan_whole(lo, hi, tab, ga, gb, gc, gd, out, n, full, full_off, hand_n, req)
                 while cl < L:  # bit r of run: ranks r .. r+cl-1 all have >= m cards
                     run &= plane >> cl
                     cl += 1
-                full_bits = (run >> seg[i, SEG_S0]) & ((np.int64(1) << (seg[i, SEG_G1] - g0)) - 1)
-                if full_bits == 0:  # no body of this segment fits, nor of the longer chains after it
+                bodies = (run >> seg[i, SEG_S0]) & ((np.int64(1) << (seg[i, SEG_G1] - g0)) - 1)
+                if bodies == 0:  # no body of this segment fits, nor of the longer chains after it
                     i = seg[i, SEG_SKIP]
                     continue
-                bits = (full_bits >> (j0 - g0)) & ((np.int64(1) << (g1 - j0)) - 1)
+                bits = (bodies >> (j0 - g0)) & ((np.int64(1) << (g1 - j0)) - 1)
                 if not lone:
                     while bits != 0:
                         n = _emit_rows(lo, hi, tab, j0 + cttz(bits), lone, cmin, req, out, n)
