@@ -66,7 +66,7 @@ class raw_env(CardEnv):
         s = self.state_vec
         info["phase"] = "done" if int(s[PHASE]) == P_DONE else "play"
         info["leader"] = int(s[A_LEADER])
-        info["scores"] = [int(x) for x in s[A_TOTAL:A_TOTAL + NP]]
+        info["scores"] = s[A_TOTAL:A_TOTAL + NP].tolist()  # Python ints
 
 
 def env(**kwargs) -> raw_env:

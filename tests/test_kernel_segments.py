@@ -227,20 +227,24 @@ def _gen_scan(arr, hand, prev, n):
     return list(out[:gen_legal_scan(hand, np.int64(prev), arr, out)])
 
 
+def trio_plays(vectors) -> list[Play]:
+    """Trios of 3s (``Deck("345", ...)``) carrying the kicker vectors ``(4s, 5s)`` given."""
+    body = (3,) + (0,) * (NSLOT - 1)
+    plays = []
+    for n4, n5 in vectors:
+        c = list(body)
+        c[1], c[2] = n4, n5
+        plays.append(Play(tuple(c), TRIO_PAIR, 1, 0, body))
+    return plays
+
+
 def test_kicker_index_literal():
     """A trio of 3s carrying 0..2 cards of 4 (at most two) and 5 (at most one): five rows, the
     kicker vectors (4s, 5s) in the order (0,0) (0,1) (1,0) (1,1) (2,0); a hand 333 4 5 makes
     the first four, in that order.  Without the row (1,1) the rows are no box: no index."""
     deck = Deck("345", (4, 4, 4))
-    body = (3,) + (0,) * (NSLOT - 1)
-
-    def play(n4, n5):
-        c = list(body)
-        c[1], c[2] = n4, n5
-        return Play(tuple(c), TRIO_PAIR, 1, 0, body)
-
     vectors = [(0, 0), (0, 1), (1, 0), (1, 1), (2, 0)]
-    table = Table(deck, [play(*v) for v in reversed(vectors)])
+    table = Table(deck, trio_plays(reversed(vectors)))
     assert [table.plays[t].counts[1:3] for t in range(5)] == vectors
     g_kick, kick = kicker_index(table.plays, [0], [5], min_rows=1)
     assert g_kick.tolist() == [0]
@@ -254,7 +258,7 @@ def test_kicker_index_literal():
     assert _gen(arr, hand, -1, 8) == [0, 2, 4]
     # the default threshold leaves a 5-row group to the row-by-row test
     assert table.arrays.g_kick.tolist() == [-1]
-    holed = Table(deck, [play(*v) for v in vectors if v != (1, 1)])
+    holed = Table(deck, trio_plays(v for v in vectors if v != (1, 1)))
     assert kicker_index(holed.plays, [0], [4], min_rows=1)[0].tolist() == [-1]
 
 

@@ -30,10 +30,11 @@ seat that never played, free for a one-card hand when asked).
 
 from __future__ import annotations
 
+import numpy as np
 from numba import njit
 
 from .combos import SINGLE
-from .kernels import HOT_INLINE, gen_rows, fits, planes
+from .kernels import HOT_INLINE, fits, gen_rows_whole, planes
 from .state import CUR, LAST_ROW, PLAYS0, REW0, hand_off, hand_size
 
 
@@ -68,12 +69,17 @@ def top_rank(s, seat):
 @njit(**HOT_INLINE)
 def gen_allowed(counts, prev, tab, out, need, top, o, full_off):
     """The rows a hand (``counts``) can play against row ``prev`` (-1: a free lead) that pass
-    the constraints, written to ``out``; returns their count."""
+    the constraints, written to ``out``; returns their count.  The scan applies the whole-hand
+    rule and ``need`` itself (:func:`cardenvs.core.kernels.gen_rows_whole`); :func:`row_allowed`
+    filters its rows only when ``top`` is set."""
     lo, hi = planes(counts)
-    n = gen_rows(lo, hi, prev, tab, out, 0)
     hand_n = 0
     for r in range(16):
         hand_n += counts[r]
+    req = np.int64(1) << np.int64(need) if need >= 0 else np.int64(0)  # plane 1: rank need
+    n = gen_rows_whole(lo, hi, prev, tab, out, 0, o, full_off, hand_n, req)
+    if top < 0:  # the scan applied the whole-hand rule and the needed rank
+        return n
     k = 0
     for i in range(n):
         row = out[i]

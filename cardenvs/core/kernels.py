@@ -25,8 +25,18 @@ Speed notes (the raw engine spends most of its time here):
   are every kicker vector of a box (a trio chain carrying any cards of other ranks: Pao De
   Kuai's airplanes, thousands of rows of which a hand makes a few) has a *kicker index*
   (:func:`cardenvs.core.table.kicker_index`): its rows are computed from the hand's own
-  kickers (:func:`_emit_kick`), in row order, instead of tested.  The plain per-group scan
-  (:func:`gen_legal_scan`) stays as the reference for the differential tests.
+  kickers (:func:`_emit_kick`), in row order, instead of tested.  A middle-sized group (a
+  trio carrying two cards: 90 rows) has a *row-bit index*
+  (:func:`cardenvs.core.table.row_bits`): for each plane bit its rows need beyond the body,
+  the set of those rows as up to four 64-bit words, so the rows the hand makes are the words
+  with the rows of its missing bits cleared (one AND-NOT per missing bit and word), read out
+  with ``cttz`` (:func:`_emit_bits`).  The plain per-group scan (:func:`gen_legal_scan`) stays
+  as the reference for the differential tests.
+* *Whole-hand rows* (a play rule of :mod:`cardenvs.core.follow`: a row of fewer cards than its
+  family's full size is legal only as the mover's whole hand) are applied in the scan when the
+  caller asks (:func:`gen_rows_whole`): per segment (one family and length) the fewest cards a
+  row must hold, ``min(full, hand size)``, compared with each row's card count as it is
+  emitted (a kicker index starts counting at the matching number of kickers).
 """
 
 from __future__ import annotations
@@ -44,23 +54,33 @@ HOT = dict(cache=True, _nrt=False)
 HOT_INLINE = dict(cache=True, _nrt=False, forceinline=True)
 
 # segment columns (``PlayTable.seg``; built by :class:`cardenvs.core.table.Table`)
-SEG_G0, SEG_G1, SEG_M, SEG_LEN, SEG_S0, SEG_LONE, SEG_SKIP = 0, 1, 2, 3, 4, 5, 6
+SEG_G0, SEG_G1, SEG_M, SEG_LEN, SEG_S0, SEG_LONE, SEG_SKIP, SEG_FL = 0, 1, 2, 3, 4, 5, 6, 7
 SEG_COLS = 8
 
 # -- bit helpers -------------------------------------------------------------------------------
 
 
+def _int64_op(x, emit):
+    """Typing and code of an ``int64 -> int64`` LLVM bit intrinsic (``emit(builder, value)``)."""
+    if not isinstance(x, types.Integer):
+        return None
+
+    def codegen(context, builder, signature, args):
+        return emit(builder, args[0])
+
+    return types.int64(types.int64), codegen
+
+
 @intrinsic
 def cttz(typingctx, x):
     """Count of trailing zero bits of a nonzero ``int64`` (LLVM ``cttz``)."""
-    if not isinstance(x, types.Integer):
-        return None
-    sig = types.int64(types.int64)
+    return _int64_op(x, lambda b, v: b.cttz(v, ir.Constant(ir.IntType(1), 1)))
 
-    def codegen(context, builder, signature, args):
-        return builder.cttz(args[0], ir.Constant(ir.IntType(1), 1))
 
-    return sig, codegen
+@intrinsic
+def ctpop(typingctx, x):
+    """Count of set bits of an ``int64`` (LLVM ``ctpop``)."""
+    return _int64_op(x, lambda b, v: b.ctpop(v))
 
 
 # -- rank planes --------------------------------------------------------------------------------
@@ -107,10 +127,12 @@ def _kick_part(kk, row, pre, x):
 
 
 @njit(**HOT)
-def _emit_kick(lo, hi, kk, d, base, out, n):
+def _emit_kick(lo, hi, kk, d, base, kmin, out, n):
     """Append the rows of a kicker group (first row ``base``, its body fits) that the hand can
-    make, from the group's kicker index ``kk[d:]`` (:func:`cardenvs.core.table.kicker_index`): the hand's kicker vectors
-    in lexicographic order (the rows' order), each row computed from the index, none tested.
+    make and that carry at least ``kmin`` kickers (at least the index's own minimum), from the
+    group's kicker index ``kk[d:]`` (:func:`cardenvs.core.table.kicker_index`): the hand's
+    kicker vectors in lexicographic order (the rows' order), each row computed from the index,
+    none tested.
 
     Position ``p`` is the ``p``-th rank (lowest first) the hand can add kickers of; nibble
     ``p`` of ``R`` and ``A`` holds its rank and its cap (the hand's cards of it, at most the
@@ -120,7 +142,6 @@ def _emit_kick(lo, hi, kk, d, base, out, n):
     for one position, by count.  Nibble ``k`` of ``P`` / ``V`` is the position / count chosen at
     depth ``k`` (at most ``kmax`` nonzero positions); the row is ``g_start`` plus the sum over
     the chosen positions of the vectors below them (:func:`_kick_part`)."""
-    kmin = kk[d]
     kmax = kk[d + 1]
     W = kmax + 1
     cb = d + 2 + NSLOT + W  # count-table row of the rank after rank 0
@@ -181,19 +202,125 @@ def _emit_kick(lo, hi, kk, d, base, out, n):
 
 
 @njit(**HOT_INLINE)
-def _emit_rows(lo, hi, tab, g, lone, out, n):
-    """Append the rows of group ``g`` (whose body fits) that fit; ``lone``: the group is one
-    row equal to its body (already tested).  A group with a kicker index gets its rows from it
-    (:func:`_emit_kick`)."""
+def _ones(k):
+    """A word of ``k`` low bits set (0..64 bits: ``k`` clipped)."""
+    if k >= 64:
+        return np.int64(-1)
+    return (np.int64(1) << k) - 1 if k > 0 else np.int64(0)
+
+
+@njit(**HOT_INLINE)
+def _and_words(bits, j, W, m0, m1, m2, m3, flip):
+    """``m[w] &= bits[j + w] ^ flip`` for the ``W`` (1..4) words of a row set (``flip = -1``:
+    clear the rows of ``bits[j:j + W]``, 0: keep only them)."""
+    m0 &= bits[j] ^ flip
+    if W > 1:
+        m1 &= bits[j + 1] ^ flip
+        if W > 2:
+            m2 &= bits[j + 2] ^ flip
+            if W > 3:
+                m3 &= bits[j + 3] ^ flip
+    return m0, m1, m2, m3
+
+
+@njit(**HOT)
+def _emit_bits(lo, hi, bits, d, base, cmin, req, out, n):
+    """Append the rows of a group with a row-bit index ``bits[d:]`` (first row ``base``, its body
+    fits) that the hand makes, that hold at least ``cmin`` cards and, when ``req`` (one plane-1
+    bit the body lacks) is nonzero, a card of its rank, in row order.
+
+    The index (:func:`cardenvs.core.table.row_bits`) is ``R, W, used_lo, used_hi, c0, nc``, then
+    for each used plane bit (``used_lo``'s bits from the lowest, then ``used_hi``'s) ``W``
+    words: bit ``j`` of word ``w`` is set when row ``base + 64 * w + j`` needs that bit; then
+    for each card count ``c0 .. c0 + nc - 1`` the ``W`` words of the rows of that many cards.
+    The rows the hand makes are the group's ``R`` rows minus those of the bits it lacks, and
+    the rows of fewer than ``cmin`` cards go the same way."""
+    R = bits[d]
+    W = bits[d + 1]
+    ul = bits[d + 2]
+    uh = bits[d + 3]
+    c0 = bits[d + 4]
+    b0 = d + 6
+    m0 = _ones(R)  # the group's rows, 64 a word
+    m1 = _ones(R - 64)
+    m2 = _ones(R - 128)
+    m3 = _ones(R - 192)
+    if req != 0:  # only the rows that need the bit: its slot's words
+        if (ul & req) == 0:
+            return n
+        j = b0 + ctpop(ul & (req - 1)) * W
+        m0, m1, m2, m3 = _and_words(bits, j, W, m0, m1, m2, m3, np.int64(0))
+    nl = ctpop(ul)
+    for part in range(2):
+        x = ul & ~lo if part == 0 else uh & ~hi
+        u = ul if part == 0 else uh
+        first = 0 if part == 0 else nl
+        while x != 0:
+            b = np.int64(cttz(x))
+            j = b0 + (first + ctpop(u & ((np.int64(1) << b) - 1))) * W
+            m0, m1, m2, m3 = _and_words(bits, j, W, m0, m1, m2, m3, np.int64(-1))
+            x &= x - 1
+    if cmin > c0:  # clear the rows of c0 .. cmin - 1 cards
+        j = b0 + (nl + ctpop(uh)) * W
+        for c in range(c0, min(cmin, c0 + bits[d + 5])):
+            m0, m1, m2, m3 = _and_words(bits, j, W, m0, m1, m2, m3, np.int64(-1))
+            j += W
+    for w in range(W):
+        m = m0 if w == 0 else (m1 if w == 1 else (m2 if w == 2 else m3))
+        a = base + 64 * w
+        while m != 0:
+            out[n] = a + cttz(m)
+            n += 1
+            m &= m - 1
+    return n
+
+
+@njit(**HOT_INLINE)
+def _emit_rows(lo, hi, tab, g, lone, cmin, req, out, n):
+    """Append the rows of group ``g`` (whose body fits) that fit, hold at least ``cmin`` cards
+    and have the plane-1 bit ``req`` (a card of one rank; 0: any row); ``lone``: the group is
+    one row equal to its body (already tested).  A group with a kicker index or a row-bit
+    index gets its rows from it (:func:`_emit_kick`, :func:`_emit_bits`)."""
     a = tab.g_start[g]
+    if req != 0 and (tab.g_lo[g] & req) == req:  # the body has it: so has every row
+        req = np.int64(0)
     if lone:
+        if req != 0:
+            return n
         out[n] = a
+        if cmin > 0:
+            return n + (tab.ncards[a] >= cmin)
         return n + 1
     d = tab.g_kick[g]
     if d >= 0:
-        return _emit_kick(lo, hi, tab.kick, d, a, out, n)
+        kk = tab.kick
+        kmin = kk[d]
+        if cmin > 0:  # a row's kickers: its cards less the body's (one bit a card)
+            kmin = max(kmin, cmin - ctpop(tab.g_lo[g]) - ctpop(tab.g_hi[g]))
+            if kmin > kk[d + 1]:
+                return n
+        if req == 0:
+            return _emit_kick(lo, hi, kk, d, a, kmin, out, n)
+        n0 = n
+        n1 = _emit_kick(lo, hi, kk, d, a, kmin, out, n)
+        r_lo = tab.lo
+        for i in range(n0, n1):
+            t = out[i]
+            out[n] = t
+            n += (r_lo[t] & req) == req
+        return n
+    d = tab.g_bits[g]
+    if d >= 0:
+        return _emit_bits(lo, hi, tab.bits, d, a, cmin, req, out, n)
     r_lo = tab.lo
     r_hi = tab.hi
+    if cmin > 0 or req != 0:
+        nc = tab.ncards
+        for t in range(a, tab.g_end[g]):
+            out[n] = t
+            n += ((((r_lo[t] & ~lo) | (r_hi[t] & ~hi)) == 0) & (nc[t] >= cmin)
+                  & ((r_lo[t] & req) == req))
+        return n
     for t in range(a, tab.g_end[g]):
         out[n] = t  # written always, kept only when the row fits (no branch to mispredict)
         n += ((r_lo[t] & ~lo) | (r_hi[t] & ~hi)) == 0
@@ -205,6 +332,18 @@ def scan_ranges(lo, hi, tab, ga, gb, gc, gd, out, n):
     """Append the fitting rows of groups ``[ga, gb)`` and then ``[gc, gd)`` to ``out[n:]``, in
     row order; returns the new count.  The same rows as testing every group's body, then every
     row of a fitting group (:func:`gen_legal_scan`)."""
+    return scan_whole(lo, hi, tab, ga, gb, gc, gd, out, n, tab.key, -1, 0, 0)
+
+
+@njit(**HOT_INLINE)
+def scan_whole(lo, hi, tab, ga, gb, gc, gd, out, n, full, full_off, hand_n, req):
+    """:func:`scan_ranges` keeping only the rows that hold at least ``min(full[full_off + f] *
+    length, hand_n)`` cards, ``f`` and ``length`` the row's family and chain length (with
+    ``full_off < 0``: every row).  For a fitting row (``ncards <= hand_n``) that is the
+    whole-hand rule of :func:`cardenvs.core.follow.is_short`: a short row only as the whole
+    hand.  With ``req`` (one plane-1 bit, 0: none) only the rows holding a card of its rank are
+    kept (a card the play must hold).  A segment is one family and length
+    (:func:`cardenvs.core.table._segments`)."""
     seg = tab.seg
     g_lo = tab.g_lo
     g_hi = tab.g_hi
@@ -226,10 +365,14 @@ def scan_ranges(lo, hi, tab, ga, gb, gc, gd, out, n):
             g1 = min(seg[i, SEG_G1], gb)
             lone = seg[i, SEG_LONE] != 0
             m = seg[i, SEG_M]
+            cmin = np.int64(0)
+            if full_off >= 0:  # the segment's family * 64 + chain length
+                fl = seg[i, SEG_FL]
+                cmin = min(full[full_off + (fl >> 6)] * (fl & 63), hand_n)
             if m == 0:  # irregular: test each body
                 for g in range(j0, g1):
                     if ((g_lo[g] & ~lo) | (g_hi[g] & ~hi)) == 0:
-                        n = _emit_rows(lo, hi, tab, g, lone, out, n)
+                        n = _emit_rows(lo, hi, tab, g, lone, cmin, req, out, n)
             else:
                 L = seg[i, SEG_LEN]
                 if m != cm or L < cl:
@@ -240,14 +383,38 @@ def scan_ranges(lo, hi, tab, ga, gb, gc, gd, out, n):
                 while cl < L:  # bit r of run: ranks r .. r+cl-1 all have >= m cards
                     run &= plane >> cl
                     cl += 1
-                full = (run >> seg[i, SEG_S0]) & ((np.int64(1) << (seg[i, SEG_G1] - g0)) - 1)
-                if full == 0:  # no body of this segment fits, nor of the longer chains after it
+                bodies = (run >> seg[i, SEG_S0]) & ((np.int64(1) << (seg[i, SEG_G1] - g0)) - 1)
+                if bodies == 0:  # no body of this segment fits, nor of the longer chains after it
                     i = seg[i, SEG_SKIP]
                     continue
-                bits = (full >> (j0 - g0)) & ((np.int64(1) << (g1 - j0)) - 1)
-                while bits != 0:
-                    n = _emit_rows(lo, hi, tab, j0 + cttz(bits), lone, out, n)
-                    bits &= bits - 1
+                bits = (bodies >> (j0 - g0)) & ((np.int64(1) << (g1 - j0)) - 1)
+                if not lone:
+                    while bits != 0:
+                        n = _emit_rows(lo, hi, tab, j0 + cttz(bits), lone, cmin, req, out, n)
+                        bits &= bits - 1
+                    i += 1
+                    continue
+                # one row a group, rows in group order: group g0 + j is row g_start[g0] + j
+                if req != 0:  # only the bodies holding the rank: j <= q <= j + L - 1
+                    q = np.int64(cttz(req)) - seg[i, SEG_S0]
+                    if q < 0:
+                        bits = np.int64(0)
+                    else:
+                        j1 = max(q - L + 1, np.int64(0))
+                        bits &= (((np.int64(1) << (q - j1 + 1)) - 1) << j1) >> (j0 - g0)
+                t0 = tab.g_start[g0] + (j0 - g0)
+                if cmin > 0:
+                    nc = tab.ncards
+                    while bits != 0:
+                        t = t0 + cttz(bits)
+                        out[n] = t
+                        n += nc[t] >= cmin
+                        bits &= bits - 1
+                else:
+                    while bits != 0:
+                        out[n] = t0 + cttz(bits)
+                        n += 1
+                        bits &= bits - 1
             i += 1
     return n
 
@@ -271,6 +438,13 @@ def gen_follow(lo, hi, prev, tab, out, n):
 @njit(**HOT_INLINE)
 def gen_rows(lo, hi, prev, tab, out, n):
     """:func:`gen_free` when ``prev < 0``, else :func:`gen_follow` (one inlined scan)."""
+    return gen_rows_whole(lo, hi, prev, tab, out, n, tab.key, -1, 0, 0)
+
+
+@njit(**HOT_INLINE)
+def gen_rows_whole(lo, hi, prev, tab, out, n, full, full_off, hand_n, req):
+    """:func:`gen_rows` keeping only the rows allowed by the whole-hand rule and holding the
+    rank of ``req`` (see :func:`scan_whole`; ``full_off < 0``, ``req = 0``: every row)."""
     if prev < 0:
         ga = np.int64(0)
         gb = np.int64(tab.g_lo.shape[0])
@@ -281,7 +455,7 @@ def gen_rows(lo, hi, prev, tab, out, n):
         gb = tab.fend[prev]
         gc = tab.bnext[prev]
         gd = tab.g_bomb_end[0]
-    return scan_ranges(lo, hi, tab, ga, gb, gc, gd, out, n)
+    return scan_whole(lo, hi, tab, ga, gb, gc, gd, out, n, full, full_off, hand_n, req)
 
 
 @njit(**HOT_INLINE)

@@ -15,8 +15,9 @@ then by key (main rank), then by body, so that
   the hand's plane ``m`` (see :mod:`cardenvs.core.kernels`).  Anything else (a rocket, an odd
   preset row) is an irregular segment (``m = 0``) whose bodies are tested one by one.
   Columns of ``seg``: first group, end group, ``m`` (0 = irregular), ``L``, first rank of
-  the first group's run, ``lone`` (1 when every group is one row equal to its body), and
-  ``skip``: the next segment that may still fit when none of this one's bodies does.
+  the first group's run, ``lone`` (1 when every group is one row equal to its body),
+  ``skip``: the next segment that may still fit when none of this one's bodies does, and the
+  family of its rows times 64 plus their chain length (one of each a segment).
 
 A row's index is its action id in the play block of the environment's action space, so masks
 and ``action_to_string`` need no lookup.  Hands and plays are rank planes: bit ``16*(k-1)+r``
@@ -112,6 +113,8 @@ class PlayTable(NamedTuple):
     g_seg: np.ndarray  # (G,) segment of each group
     g_kick: np.ndarray  # (G,) offset of the group's kicker index in ``kick``, -1: none
     kick: np.ndarray  # (K,) kicker indexes (:func:`kicker_index`)
+    g_bits: np.ndarray  # (G,) offset of the group's row-bit index in ``bits``, -1: none
+    bits: np.ndarray  # (B,) row-bit indexes (:func:`row_bits`)
 
 
 def planes_of(counts: Sequence[int]) -> tuple[int, int]:
@@ -143,10 +146,14 @@ def _segments(plays: Sequence[Play], g_shape: list, g_start: list,
               g_end: list) -> tuple[np.ndarray, np.ndarray]:
     """Split the groups into segments (see the module docstring): ``(seg (S, 8), g_seg (G,))``.
 
-    A segment stays within one shape class and one ``lone`` value; a regular one continues
-    while each group's body is the previous group's run shifted up by one rank.
+    A segment stays within one shape class, one family and chain length (bombs of several
+    families share a class; the kernels read a segment's family from its first row) and one
+    ``lone`` value; a regular one continues while each group's body is the previous group's
+    run shifted up by one rank.
     """
-    from .kernels import SEG_COLS, SEG_G0, SEG_G1, SEG_LEN, SEG_LONE, SEG_M, SEG_S0, SEG_SKIP
+    from .kernels import (
+        SEG_COLS, SEG_FL, SEG_G0, SEG_G1, SEG_LEN, SEG_LONE, SEG_M, SEG_S0, SEG_SKIP,
+    )
 
     rows: list[list[int]] = []
     g_seg = np.zeros(len(g_start), np.int64)
@@ -156,8 +163,9 @@ def _segments(plays: Sequence[Play], g_shape: list, g_start: list,
         body = plays[a].body
         lone = int(b - a == 1 and tuple(plays[a].counts) == tuple(body))
         run = run_of(body)
+        shape = (g_shape[g], plays[a].family, plays[a].length)
         cont = False
-        if prev is not None and prev[0] == g_shape[g] and prev[1] == lone:
+        if prev is not None and prev[0] == shape and prev[1] == lone:
             if run is None:
                 cont = prev[2] is None
             elif prev[2] is not None:
@@ -169,10 +177,11 @@ def _segments(plays: Sequence[Play], g_shape: list, g_start: list,
             if run is not None:
                 r[SEG_M], r[SEG_LEN], r[SEG_S0] = run
             r[SEG_LONE] = lone
+            r[SEG_FL] = plays[a].family * 64 + plays[a].length
             rows.append(r)
         rows[-1][SEG_G1] = g + 1
         g_seg[g] = len(rows) - 1
-        prev = (g_shape[g], lone, run)
+        prev = (shape, lone, run)
     # skip: where to go when no body of a segment fits.  Segment B "follows" A when both are
     # regular, B's plane and run length are at least A's and B's first ranks are among A's
     # (chains of one family by length, bombs by size); then a hand that fits no body of A
@@ -252,6 +261,83 @@ def kicker_index(plays: Sequence[Play], g_start: Sequence[int], g_end: Sequence[
         size += len(chunk)
     kick = np.concatenate(chunks) if chunks else np.zeros(1, np.int64)
     return g_kick, kick
+
+
+#: the fewest rows a group must have to get a row-bit index (:func:`row_bits`), and the most
+#: (four 64-bit words): below it the rows are tested one by one, above it a kicker index or
+#: the test enumerate them
+BITS_MIN_ROWS = 64
+BITS_MAX_ROWS = 256
+
+
+def row_bits(lo: np.ndarray, hi: np.ndarray, ncards: np.ndarray, g_lo: Sequence[int],
+             g_hi: Sequence[int], g_start: Sequence[int], g_end: Sequence[int],
+             skip: np.ndarray, min_rows: int = BITS_MIN_ROWS) -> tuple[np.ndarray, np.ndarray]:
+    """Row-bit indexes of the groups of ``min_rows`` to :data:`BITS_MAX_ROWS` rows (none where
+    ``skip[g]``: a group with a kicker index): ``(g_bits, bits)``.
+
+    A row fits a hand that makes its group's body exactly when the hand has every plane bit
+    the row adds to the body.  The index of a group lists, for each such bit, the rows that
+    need it as a bitset of ``W = ceil(R / 64)`` words (bit ``j`` of word ``w``: row
+    ``g_start + 64 * w + j``): ``R, W, used_lo, used_hi, c0, nc``, then ``W`` words per used
+    bit, ``used_lo``'s bits from the lowest first, then ``used_hi``'s, then ``W`` words per card
+    count ``c0 .. c0 + nc - 1`` (the rows of that many cards: the whole-hand rule of
+    :func:`cardenvs.core.kernels.scan_whole` clears the short ones without reading the rows).
+    :func:`cardenvs.core.kernels._emit_bits` clears the rows of the bits a hand lacks and reads
+    the rest out in row order.  Each index is checked here against the rows' own planes and
+    card counts.
+    """
+    g_bits = np.full(len(g_start), -1, np.int64)
+    chunks: list[np.ndarray] = []
+    size = 0
+    for g, (a, b) in enumerate(zip(g_start, g_end)):
+        R = b - a
+        if skip[g] or not min_rows <= R <= BITS_MAX_ROWS:
+            continue
+        W = (R + 63) // 64
+        add = [[int(lo[t]) & ~int(g_lo[g]) for t in range(a, b)],
+               [int(hi[t]) & ~int(g_hi[g]) for t in range(a, b)]]
+        used = [0, 0]
+        for part in range(2):
+            for x in add[part]:
+                used[part] |= x
+        words = []
+        for part in range(2):
+            for bit in range(64):
+                if not (used[part] >> bit) & 1:
+                    continue
+                w = [0] * W
+                for j, x in enumerate(add[part]):
+                    if (x >> bit) & 1:
+                        w[j // 64] |= 1 << (j % 64)
+                words += w
+        nslots = len(words) // W
+        c0 = int(ncards[a:b].min())
+        nc = int(ncards[a:b].max()) - c0 + 1
+        for c in range(c0, c0 + nc):
+            w = [0] * W
+            for j in range(R):
+                if int(ncards[a + j]) == c:
+                    w[j // 64] |= 1 << (j % 64)
+            words += w
+        for j in range(R):  # the checks: each row's card count and bits are its own
+            got = [c for c in range(nc) if (words[(nslots + c) * W + j // 64] >> (j % 64)) & 1]
+            if got != [int(ncards[a + j]) - c0]:
+                raise AssertionError(f"row-bit index of group {g}: row {a + j}'s card count")
+        for part in range(2):
+            slots = [bit for bit in range(64) if (used[part] >> bit) & 1]
+            base = 0 if part == 0 else bin(used[0]).count("1")
+            for j, x in enumerate(add[part]):
+                got = sum(1 << bit for i, bit in enumerate(slots)
+                          if (words[(base + i) * W + j // 64] >> (j % 64)) & 1)
+                if got != x:
+                    raise AssertionError(f"row-bit index of group {g}: row {a + j} differs")
+        signed = [v - (1 << 64) if v >= 1 << 63 else v for v in (R, W, *used, c0, nc, *words)]
+        g_bits[g] = size
+        chunks.append(np.array(signed, np.int64))
+        size += len(signed)
+    bits = np.concatenate(chunks) if chunks else np.zeros(1, np.int64)
+    return g_bits, bits
 
 
 class Table:
@@ -349,12 +435,13 @@ class Table:
             bnext[t] = g
         seg, g_seg = _segments(self.plays, g_shape, g_start, g_end)
         g_kick, kick = kicker_index(self.plays, g_start, g_end)
+        g_bits, bits = row_bits(lo, hi, counts.sum(1), g_lo, g_hi, g_start, g_end, g_kick >= 0)
         self.arrays = PlayTable(
             lo, hi, counts, counts.sum(1), fam, length, key, power, doubles, group,
             fnext, fend, bnext,
             np.array(g_lo, np.int64), np.array(g_hi, np.int64),
             np.array(g_start, np.int64), np.array(g_end, np.int64),
-            np.array([bomb_hi], np.int64), seg, g_seg, g_kick, kick,
+            np.array([bomb_hi], np.int64), seg, g_seg, g_kick, kick, g_bits, bits,
         )
         # Python-side lookups; plays are parsed against the most cards of a rank any row holds
         # (more than the deck's copies in wild-joker games, whose rows are effective plays)

@@ -133,7 +133,7 @@ def is_legal(s, a, tab, o):
     return is_legal_row(s, tab, a, o[O_PASS], o[O_MUST] == 1, need, top, o, O_FULL)
 
 
-@njit(**HOT)
+@njit(**HOT_INLINE)
 def gen_rows(counts, prev, tab, o, out):
     """Legal plays of a hand against ``prev`` (-1: free lead), no first-play / top-single rule."""
     return gen_allowed(counts, prev, tab, out, -1, -1, o, O_FULL)
