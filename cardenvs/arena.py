@@ -44,7 +44,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
-from typing import Optional, Sequence
+from typing import NamedTuple, Optional, Sequence
 
 import numpy as np
 
@@ -263,6 +263,187 @@ def play_deal(env, deal_seed: int, lineup: Sequence, solo_slot: Optional[int] = 
     return total, solo, decisions
 
 
+#: deals per block when an arena runs in several processes (``jobs > 1``)
+JOB_BLOCK = 10
+
+
+class _DealStats(NamedTuple):
+    """One deal over all its lineups: per agent the sums of rewards and of wins over the
+    seats it held, per agent and role (solo, team) games, wins, reward and squared reward,
+    whether every seat scored 0 (a void deal), and the decisions taken."""
+
+    s_sum: np.ndarray
+    w_sum: np.ndarray
+    games: np.ndarray
+    wins: np.ndarray
+    score: np.ndarray
+    sq: np.ndarray
+    void: bool
+    decisions: int
+
+
+def _seats_held(plan, k: int) -> np.ndarray:
+    """Seats each of the ``k`` agents holds in one deal over the lineups ``plan``."""
+    return np.array([sum(1 for lu in plan for a in lu if a == j) for j in range(k)], np.float64)
+
+
+def _play_lineups(env, players, plan, deal_seed: int, solo_slot, roles, k: int,
+                  saver=None, d: int = 0, labels=()) -> _DealStats:
+    """Play one deal once per lineup of ``plan`` (``players[a]`` for agent ``a``)."""
+    s_sum = np.zeros(k)
+    w_sum = np.zeros(k)
+    d_games = np.zeros((k, 2), np.int64)
+    d_wins = np.zeros((k, 2), np.int64)
+    d_score = np.zeros((k, 2))
+    d_sq = np.zeros((k, 2))
+    all_zero = True
+    d_dec = 0
+    for lu in plan:
+        rew, solo, nd = play_deal(env, deal_seed, [players[a] for a in lu], solo_slot)
+        d_dec += nd
+        if saver is not None:
+            saver.game(env, d, [labels[a] for a in lu], rew)
+        if np.any(rew != 0):
+            all_zero = False
+        for seat, a in enumerate(lu):
+            s_sum[a] += rew[seat]
+            w_sum[a] += rew[seat] > 0
+            if roles is not None and solo >= 0:
+                ri = 0 if seat == solo else 1
+                d_games[a, ri] += 1
+                d_wins[a, ri] += rew[seat] > 0
+                d_score[a, ri] += rew[seat]
+                d_sq[a, ri] += rew[seat] ** 2
+    return _DealStats(s_sum, w_sum, d_games, d_wins, d_score, d_sq, all_zero, d_dec)
+
+
+def _progress_bar(progress: bool, deals: int, done: int, game: str):
+    if not progress:
+        return None
+    try:
+        from tqdm import tqdm
+    except ImportError:  # pragma: no cover - tqdm is a dev dependency
+        return None
+    return tqdm(total=deals, initial=done, desc=f"arena {game}", unit="deal", file=sys.stderr)
+
+
+def _interrupted(done: int, deals: int, ppath) -> str:
+    where = (f"; progress saved to {ppath}: continue with --resume (same agents, deals, "
+             f"seed and options)") if ppath is not None else " (no --out: nothing saved)"
+    return f"interrupted after {done} of {deals} deals{where}"
+
+
+def _block_seeds(seed: int, block: int, k: int) -> list[int]:
+    """The agents' seeds in one block of a ``jobs > 1`` arena."""
+    return [int(s.generate_state(1)[0])
+            for s in np.random.SeedSequence([int(seed), 1 + int(block)]).spawn(k)]
+
+
+def _ignore_sigint() -> None:  # pool workers: Ctrl-C is the parent's to handle
+    import signal
+
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+
+def _block_worker(task):
+    """Play one block of deals in a worker process; ``(block, [_DealStats per deal])``."""
+    game, names, options, plan, solo_slot, roles, seed, block, seeds = task
+    mod = import_agents()
+    env, _ = env_for_agents(game, names, options)
+    g = env.unwrapped.game
+    k = len(names)
+    players = [mod.make_agent(nm, g, seed=s) for nm, s in zip(names, _block_seeds(seed, block, k))]
+    with one_blas_thread():
+        rows = [_play_lineups(env, players, plan, int(ds), solo_slot, roles, k) for ds in seeds]
+    return block, rows
+
+
+def _run_blocks(game, names, options, plan, solo_slot, roles, seed, deal_seeds, jobs: int,
+                saved, ppath, settings, progress: bool, save_seconds: float):
+    """The deals of a ``jobs > 1`` arena, in blocks of :data:`JOB_BLOCK` over a process pool.
+
+    Per-deal results are kept by deal, and the sums are taken over deals in order at the
+    end, so the results do not depend on which worker finished first."""
+    import multiprocessing
+
+    deals = len(deal_seeds)
+    k = len(names)
+    held = _seats_held(plan, k)
+    score = np.zeros((deals, k))
+    wins = np.zeros((deals, k))
+    per_role = np.zeros((4, deals, k, 2))  # games, wins, score, squared score
+    void = np.zeros(deals, np.int64)
+    dec = np.zeros(deals, np.int64)
+    n_blocks = -(-deals // JOB_BLOCK)
+    finished: set[int] = set()
+    if saved is not None:
+        finished = set(int(b) for b in saved["blocks"])
+        score[:] = np.asarray(saved["score"], np.float64).reshape(deals, k)
+        wins[:] = np.asarray(saved["wins"], np.float64).reshape(deals, k)
+        per_role[:] = np.asarray(saved["per_role"], np.float64).reshape(per_role.shape)
+        void[:] = saved["void"]
+        dec[:] = saved["decisions"]
+
+    def n_done() -> int:
+        return sum(min(deals, (b + 1) * JOB_BLOCK) - b * JOB_BLOCK for b in finished)
+
+    def save() -> None:
+        if ppath is None:
+            return
+        state = {"settings": settings, "done": n_done(), "blocks": sorted(finished),
+                 "score": score.tolist(), "wins": wins.tolist(), "per_role": per_role.tolist(),
+                 "void": void.tolist(), "decisions": dec.tolist()}
+        write_atomic(ppath, json.dumps(state))
+
+    tasks = [(game, list(names), dict(options or {}), [tuple(lu) for lu in plan], solo_slot,
+              roles, int(seed), b,
+              [int(x) for x in deal_seeds[b * JOB_BLOCK:(b + 1) * JOB_BLOCK]])
+             for b in range(n_blocks) if b not in finished]
+    bar = _progress_bar(progress, deals, n_done(), game)
+    last_save = time.perf_counter()
+    pool = multiprocessing.get_context("spawn").Pool(min(jobs, max(1, len(tasks))),
+                                                     initializer=_ignore_sigint)
+    try:
+        for b, rows in pool.imap_unordered(_block_worker, tasks):
+            for i, st in enumerate(rows):
+                d = b * JOB_BLOCK + i
+                score[d] = st.s_sum / held
+                wins[d] = st.w_sum / held
+                per_role[:, d] = (st.games, st.wins, st.score, st.sq)
+                void[d] = st.void
+                dec[d] = st.decisions
+            _block_done(finished, b)
+            if bar is not None:
+                bar.update(len(rows))
+            if ppath is not None and time.perf_counter() - last_save >= save_seconds:
+                save()
+                last_save = time.perf_counter()
+    except KeyboardInterrupt:
+        pool.terminate()
+        if bar is not None:
+            bar.close()
+        save()
+        raise ArenaInterrupted(_interrupted(n_done(), deals, ppath)) from None
+    except BaseException:
+        pool.terminate()
+        save()  # what the finished blocks hold survives the failure
+        raise
+    else:
+        pool.close()
+    finally:
+        pool.join()
+    if bar is not None:
+        bar.close()
+    tot = per_role.sum(axis=1)
+    return (score, wins, tot[0].astype(np.int64), tot[1].astype(np.int64), tot[2], tot[3],
+            int(void.sum()), int(dec.sum()))
+
+
+def _block_done(finished: set, block: int) -> None:
+    """Mark a block finished (a hook for the tests' interruptions)."""
+    finished.add(block)
+
+
 class ArenaInterrupted(Exception):
     """Ctrl-C (or SIGTERM under ``cardenvs arena``) during the deals; ``str()`` says how far
     it got and where the progress was saved."""
@@ -388,7 +569,7 @@ def progress_path(out_dir, game: str, labels: Sequence[str]) -> Path:
 def run_arena(game: str, agents, deals: int, seed: int = 0, options: Optional[dict] = None,
               lineups: str = "auto", progress: bool = True, out_dir=None, resume: bool = False,
               save_seconds: float = 30.0, save_replays=None,
-              save_replays_top: Optional[int] = None) -> dict:
+              save_replays_top: Optional[int] = None, jobs: int = 1) -> dict:
     """Play ``deals`` duplicate deals of ``game`` between ``agents``; return the results dict.
 
     Args:
@@ -410,6 +591,15 @@ def run_arena(game: str, agents, deals: int, seed: int = 0, options: Optional[di
         save_replays: a folder to write every game as a replay (:mod:`cardenvs.replay`), or
             with ``save_replays_top=N`` the games of the N most lopsided deals only (not with
             ``resume``: the deals already played are not kept).
+        jobs: worker processes.  ``1`` plays the deals in order in this process, the agents'
+            generators running on from deal to deal.  With ``jobs > 1`` the deals are played
+            in blocks of :data:`JOB_BLOCK` by a pool of ``jobs`` processes, each block by
+            agents seeded from ``(seed, block)``: the deals are the same, the results are the
+            same for every ``jobs > 1`` (and reproducible), and they differ from ``jobs=1``
+            only through the agents' own random choices (none for deterministic agents such
+            as ``rules``).  Not with ``save_replays``.  The workers are started with
+            ``multiprocessing``'s "spawn": a script that calls this with ``jobs > 1`` needs the
+            usual ``if __name__ == "__main__":`` guard.
 
     Ctrl-C (``KeyboardInterrupt``) during the deals saves the progress and raises
     :class:`ArenaInterrupted`.
@@ -423,6 +613,11 @@ def run_arena(game: str, agents, deals: int, seed: int = 0, options: Optional[di
         raise ValueError(f"lineups={lineups!r}; choose 'auto', 'rotate' or 'solo'")
     if resume and out_dir is None:
         raise ValueError("resume needs the folder of the saved progress (out_dir / --out)")
+    if isinstance(jobs, bool) or not isinstance(jobs, (int, np.integer)) or jobs < 1:
+        raise ValueError(f"jobs must be a positive integer, got {jobs!r}")
+    if jobs > 1 and save_replays:
+        raise ValueError("save_replays needs jobs=1 (the replays are written in deal order "
+                         "by one process)")
     labels = labels_of(names)
     ppath = progress_path(out_dir, game, labels) if out_dir is not None else None
     saved = None
@@ -433,16 +628,20 @@ def run_arena(game: str, agents, deals: int, seed: int = 0, options: Optional[di
                   f"starting again", file=sys.stderr, flush=True)
     settings = {"game": game, "agents": list(names), "deals": int(deals), "seed": int(seed),
                 "options": _jsonable(dict(options or {})), "lineups": lineups}
+    if jobs > 1:  # blocks of deals, each with its own agents: results of their own
+        settings["deal_blocks"] = JOB_BLOCK
     if resume:
         if not ppath.exists():
             raise ValueError(f"--resume: no saved progress at {str(ppath)!r}")
         saved = json.loads(ppath.read_text())
         if saved["settings"] != json.loads(json.dumps(settings)):
-            diff = [k for k in settings if saved["settings"].get(k) != json.loads(
-                json.dumps(settings[k]))]
+            mine = json.loads(json.dumps(settings))
+            diff = [k for k in {**saved["settings"], **mine}
+                    if saved["settings"].get(k) != mine.get(k)]
             raise ValueError(
                 f"--resume: the progress in {str(ppath)!r} is for other settings ("
-                + ", ".join(f"{k} {saved['settings'].get(k)!r}, not {settings[k]!r}" for k in diff)
+                + ", ".join(f"{k} {saved['settings'].get(k)!r}, not {mine.get(k)!r}"
+                            for k in diff)
                 + "); rerun with those settings, or without --resume to start again")
     cold = not kernels_cached(game, names)
     t_warm = time.perf_counter()
@@ -494,7 +693,7 @@ def run_arena(game: str, agents, deals: int, seed: int = 0, options: Optional[di
 
     score = np.zeros((deals, k))
     wins = np.zeros((deals, k))
-    seats_of = [[sum(1 for a in lu if a == j) for lu in plan] for j in range(k)]
+    held = _seats_held(plan, k)
     role_games = np.zeros((k, 2), np.int64)
     role_wins = np.zeros((k, 2), np.int64)
     role_score = np.zeros((k, 2))
@@ -508,104 +707,75 @@ def run_arena(game: str, agents, deals: int, seed: int = 0, options: Optional[di
     if save_replays_top is not None and resume:
         raise ValueError("save_replays_top cannot be combined with resume (the top deals "
                          "of the part already played were not kept)")
-    saver = ArenaReplays(save_replays, save_replays_top) if save_replays else None
-    done = 0
-    if saved is not None:
-        done = int(saved["done"])
-        score[:done] = np.asarray(saved["score"], np.float64).reshape(done, k)
-        wins[:done] = np.asarray(saved["wins"], np.float64).reshape(done, k)
-        role_games[:] = saved["role_games"]
-        role_wins[:] = saved["role_wins"]
-        role_score[:] = saved["role_score"]
-        role_sq[:] = saved["role_sq"]
-        void, decisions = int(saved["void"]), int(saved["decisions"])
-        for p, st in zip(players, saved["agent_rng"]):
-            _set_rng_states(p, st)
+    if jobs > 1:
+        score, wins, role_games, role_wins, role_score, role_sq, void, decisions = _run_blocks(
+            game, names, options, plan, solo_slot, roles, seed, deal_seeds, jobs, saved,
+            ppath, settings, progress, save_seconds)
+    else:
+        saver = ArenaReplays(save_replays, save_replays_top) if save_replays else None
+        done = 0
+        if saved is not None:
+            done = int(saved["done"])
+            score[:done] = np.asarray(saved["score"], np.float64).reshape(done, k)
+            wins[:done] = np.asarray(saved["wins"], np.float64).reshape(done, k)
+            role_games[:] = saved["role_games"]
+            role_wins[:] = saved["role_wins"]
+            role_score[:] = saved["role_score"]
+            role_sq[:] = saved["role_sq"]
+            void, decisions = int(saved["void"]), int(saved["decisions"])
+            for p, st in zip(players, saved["agent_rng"]):
+                _set_rng_states(p, st)
 
-    def save() -> None:
-        if ppath is None:
-            return
-        state = {"settings": settings, "done": done, "score": score[:done].tolist(),
-                 "wins": wins[:done].tolist(), "role_games": role_games.tolist(),
-                 "role_wins": role_wins.tolist(), "role_score": role_score.tolist(),
-                 "role_sq": role_sq.tolist(), "void": void, "decisions": decisions,
-                 "agent_rng": _jsonable(rng_at_done)}
-        write_atomic(ppath, json.dumps(state))
+        def save() -> None:
+            if ppath is None:
+                return
+            state = {"settings": settings, "done": done, "score": score[:done].tolist(),
+                     "wins": wins[:done].tolist(), "role_games": role_games.tolist(),
+                     "role_wins": role_wins.tolist(), "role_score": role_score.tolist(),
+                     "role_sq": role_sq.tolist(), "void": void, "decisions": decisions,
+                     "agent_rng": _jsonable(rng_at_done)}
+            write_atomic(ppath, json.dumps(state))
 
-    # the agents' generators as they were when the last whole deal ended (what a resumed
-    # run restores: a deal cut short is replayed from its start)
-    rng_at_done = [_rng_states(p) for p in players]
-    bar = None
-    if progress:
+        # the agents' generators as they were when the last whole deal ended (what a resumed
+        # run restores: a deal cut short is replayed from its start)
+        rng_at_done = [_rng_states(p) for p in players]
+        bar = _progress_bar(progress, deals, done, game)
+        last_save = time.perf_counter()
+        blas = one_blas_thread()
+        blas.__enter__()
         try:
-            from tqdm import tqdm
-
-            bar = tqdm(total=deals, initial=done, desc=f"arena {game}", unit="deal",
-                       file=sys.stderr)
-        except ImportError:  # pragma: no cover - tqdm is a dev dependency
-            bar = None
-    last_save = time.perf_counter()
-    blas = one_blas_thread()
-    blas.__enter__()
-    try:
-        for d in range(done, deals):
-            s_sum = np.zeros(k)
-            w_sum = np.zeros(k)
-            d_games = np.zeros((k, 2), np.int64)
-            d_wins = np.zeros((k, 2), np.int64)
-            d_score = np.zeros((k, 2))
-            d_sq = np.zeros((k, 2))
-            all_zero = True
-            d_dec = 0
-            for lu in plan:
-                rew, solo, nd = play_deal(env, int(deal_seeds[d]), [players[a] for a in lu],
-                                          solo_slot)
-                d_dec += nd
+            for d in range(done, deals):
+                st = _play_lineups(env, players, plan, int(deal_seeds[d]), solo_slot, roles, k,
+                                   saver, d, labels)
+                # a deal counts once all its lineups are played (an interrupted deal is
+                # replayed)
+                role_games += st.games
+                role_wins += st.wins
+                role_score += st.score
+                role_sq += st.sq
+                decisions += st.decisions
+                void += st.void
+                score[d] = st.s_sum / held
+                wins[d] = st.w_sum / held
                 if saver is not None:
-                    saver.game(env, d, [labels[a] for a in lu], rew)
-                if np.any(rew != 0):
-                    all_zero = False
-                for seat, a in enumerate(lu):
-                    s_sum[a] += rew[seat]
-                    w_sum[a] += rew[seat] > 0
-                    if roles is not None and solo >= 0:
-                        ri = 0 if seat == solo else 1
-                        d_games[a, ri] += 1
-                        d_wins[a, ri] += rew[seat] > 0
-                        d_score[a, ri] += rew[seat]
-                        d_sq[a, ri] += rew[seat] ** 2
-            # a deal counts once all its lineups are played (an interrupted deal is replayed)
-            role_games += d_games
-            role_wins += d_wins
-            role_score += d_score
-            role_sq += d_sq
-            decisions += d_dec
-            void += all_zero
-            for j in range(k):
-                m = sum(seats_of[j])
-                score[d, j] = s_sum[j] / m
-                wins[d, j] = w_sum[j] / m
-            if saver is not None:
-                saver.deal(d, score[d])
-            done = d + 1
-            if ppath is not None:
-                rng_at_done = [_rng_states(p) for p in players]
+                    saver.deal(d, score[d])
+                done = d + 1
+                if ppath is not None:
+                    rng_at_done = [_rng_states(p) for p in players]
+                if bar is not None:
+                    bar.update(1)
+                if ppath is not None and time.perf_counter() - last_save >= save_seconds:
+                    save()
+                    last_save = time.perf_counter()
+        except KeyboardInterrupt:
             if bar is not None:
-                bar.update(1)
-            if ppath is not None and time.perf_counter() - last_save >= save_seconds:
-                save()
-                last_save = time.perf_counter()
-    except KeyboardInterrupt:
+                bar.close()
+            save()
+            raise ArenaInterrupted(_interrupted(done, deals, ppath)) from None
+        finally:
+            blas.__exit__(None, None, None)
         if bar is not None:
             bar.close()
-        save()
-        where = (f"; progress saved to {ppath}: continue with --resume (same agents, deals, "
-                 f"seed and options)") if ppath is not None else " (no --out: nothing saved)"
-        raise ArenaInterrupted(f"interrupted after {done} of {deals} deals{where}") from None
-    finally:
-        blas.__exit__(None, None, None)
-    if bar is not None:
-        bar.close()
 
     res = {
         "game": game, "options": opts, "agents": labels, "deals": int(deals), "seed": int(seed),
@@ -614,8 +784,10 @@ def run_arena(game: str, agents, deals: int, seed: int = 0, options: Optional[di
         "per_agent": {}, "pairwise": {}, "by_role": {},
         "score_per_deal": {lab: score[:, j].tolist() for j, lab in enumerate(labels)},
     }
-    if saver is not None:
+    if jobs == 1 and saver is not None:
         res["replays"] = saver.close()
+    if jobs > 1:
+        res["deal_blocks"] = JOB_BLOCK
     if any(":" in nm for nm in names):
         res["agent_specs"] = dict(zip(labels, names))
     for j, lab in enumerate(labels):
@@ -788,13 +960,13 @@ def plot_results(res: dict, plt):
 def main_arena(game: str, agents: str, deals: int, seed: int, options: dict, out: Optional[str],
                lineups: str = "auto", progress: bool = True, stream=None,
                resume: bool = False, save_replays=None,
-               save_replays_top: Optional[int] = None) -> dict:
+               save_replays_top: Optional[int] = None, jobs: int = 1) -> dict:
     """What ``cardenvs arena`` does: check ``out`` is writable, run (saving progress to
     ``out``; ``resume`` continues it), print the table, write JSON and PNG atomically."""
     stream = sys.stdout if stream is None else stream
     res = run_arena(game, agents, deals, seed=seed, options=options, lineups=lineups,
                     progress=progress, out_dir=out or None, resume=resume,
-                    save_replays=save_replays, save_replays_top=save_replays_top)
+                    save_replays=save_replays, save_replays_top=save_replays_top, jobs=jobs)
     print(format_results(res), file=stream)
     if save_replays:
         print(f"wrote {len(res['replays'])} replays to {save_replays}", file=stream)

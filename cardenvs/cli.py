@@ -132,6 +132,10 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
                         "(same agents, deals, seed and options)")
     a.add_argument("--option", "-o", action="append", type=parse_option, default=[],
                    metavar="KEY=VALUE", help="a game option (repeatable)")
+    a.add_argument("--jobs", "-j", type=int, default=1, metavar="N",
+                   help="worker processes (default 1); with N > 1 the deals are played in "
+                        "blocks of 10, each by agents seeded from (seed, block): the same "
+                        "results for every N > 1")
     pl = sub.add_parser("play", help="play a deal in the terminal against agents")
     pl.add_argument("game")
     pl.add_argument("--agents", default="rules", help="opponents, comma-separated, reused in turn")
@@ -172,7 +176,8 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
                 main_arena(args.game, args.agents, args.deals, args.seed, dict(args.option),
                            args.out or None, lineups=args.lineups,
                            progress=not args.no_progress, resume=args.resume,
-                           save_replays=args.save_replays, save_replays_top=args.save_replays_top)
+                           save_replays=args.save_replays, save_replays_top=args.save_replays_top,
+                           jobs=args.jobs)
             except ArenaInterrupted as e:
                 print(f"cardenvs: {e}", file=sys.stderr)
                 return 130

@@ -118,6 +118,12 @@ def test_arena_bad_input():
         run_arena("doudizhu", "rules,rlcard", deals=2, options={"preset": "seed"}, progress=False)
     with pytest.raises(ValueError, match="lineups='solo' needs the solo seat fixed"):
         run_arena("doudizhu", "rules,random", deals=2, lineups="solo", progress=False)
+    for bad in (0, -1, 1.5, True):
+        with pytest.raises(ValueError, match="jobs must be a positive integer"):
+            run_arena("doudizhu", "rules,random", deals=2, progress=False, jobs=bad)
+    with pytest.raises(ValueError, match="save_replays needs jobs=1"):
+        run_arena("doudizhu", "rules,random", deals=2, progress=False, jobs=2,
+                  save_replays="somewhere")
 
 
 def test_cli_arena_writes_json_and_png(tmp_path, capsys):
@@ -383,3 +389,56 @@ def test_error_bars_of_a_perfect_win_rate_are_not_negative():
     assert rate == 1.0 and hi < rate
     bars = _errbar(np.array([rate]), [(lo, hi)])
     assert bars[1, 0] == 0.0 and abs(bars[0, 0] - (1.0 - lo)) < 1e-12
+
+
+# -- several processes (jobs > 1) -----------------------------------------------------------------
+
+
+def test_parallel_arena_equals_serial_for_deterministic_agents():
+    # `rules` draws no random numbers: the blocks' own agent seeds change nothing, so the
+    # process pool must give the serial run's numbers deal by deal
+    kw = dict(game="doudizhu", agents="rules,rules", deals=12, seed=5, progress=False)
+    serial = run_arena(**kw)
+    pooled = run_arena(jobs=2, **kw)
+    assert pooled["score_per_deal"] == serial["score_per_deal"]
+    assert pooled["decisions"] == serial["decisions"]
+    assert pooled["void_deals"] == serial["void_deals"]
+    for lab, roles in serial["by_role"].items():
+        for role, st in roles.items():
+            got = pooled["by_role"][lab][role]
+            assert got["games"] == st["games"] and got["win_rate"] == st["win_rate"]
+            assert got["score"] == pytest.approx(st["score"])
+    assert pooled["deal_blocks"] == 10 and "deal_blocks" not in serial
+
+
+def test_parallel_arena_same_for_any_jobs_and_resumes(tmp_path, monkeypatch):
+    import cardenvs.arena as arena
+    from cardenvs.arena import ArenaInterrupted, progress_path
+
+    kw = dict(game="wakeng", agents="rules,random", deals=25, seed=4, progress=False)
+    three = run_arena(jobs=3, **kw)
+    # interrupted in the parent when the second block comes back: one block is kept
+    real = arena._block_done
+    calls = {"n": 0}
+
+    def flaky(finished, block):
+        calls["n"] += 1
+        if calls["n"] == 2:
+            raise KeyboardInterrupt
+        real(finished, block)
+
+    monkeypatch.setattr(arena, "_block_done", flaky)
+    with pytest.raises(ArenaInterrupted, match=r"interrupted after (5|10) of 25 deals; progress"):
+        run_arena(jobs=2, out_dir=tmp_path, save_seconds=1e9, **kw)
+    saved = json.loads(progress_path(tmp_path, "wakeng", ["rules", "random"]).read_text())
+    assert len(saved["blocks"]) == 1 and saved["settings"]["deal_blocks"] == 10
+    monkeypatch.setattr(arena, "_block_done", real)
+    with pytest.raises(ValueError, match="other settings \\(deal_blocks 10, not None"):
+        run_arena(out_dir=tmp_path, resume=True, **kw)  # jobs=1 plays another arena
+    resumed = run_arena(jobs=2, out_dir=tmp_path, resume=True, **kw)
+    assert resumed["score_per_deal"] == three["score_per_deal"]
+    assert resumed["by_role"] == three["by_role"]
+    assert resumed["decisions"] == three["decisions"]
+    # the random agent's choices are seeded per block: another arena than the serial one
+    serial = run_arena(**kw)
+    assert serial["score_per_deal"] != three["score_per_deal"]
