@@ -36,7 +36,7 @@ from gymnasium.utils import EzPickle
 from pettingzoo import AECEnv
 
 from .game import Game
-from .options import check_seed
+from .options import check_seed, set_env_args
 
 _MAX_SEED = 2**63 - 1
 _SNAPSHOT_KEYS = ("state", "agents", "rewards", "cumulative", "terminations", "truncations",
@@ -68,20 +68,7 @@ class CardEnv(AECEnv, EzPickle):
                           illegal_reward=illegal_reward, info_legal_actions=info_legal_actions,
                           **options)
         super().__init__()
-        if render_mode is not None and render_mode not in self.metadata["render_modes"]:
-            raise ValueError(f"render_mode={render_mode!r}; choose from {self.metadata['render_modes']}")
-        if illegal not in ("lose", "raise"):
-            raise ValueError(f"illegal={illegal!r}; choose 'lose' (PettingZoo's behaviour) or 'raise'")
-        if isinstance(illegal_reward, (bool, np.bool_)) or not isinstance(
-                illegal_reward, (int, float, np.integer, np.floating)):
-            raise TypeError(f"illegal_reward must be a number, got {type(illegal_reward).__name__}")
-        if not isinstance(info_legal_actions, (bool, np.bool_)):
-            raise TypeError(f"info_legal_actions must be a bool, got "
-                            f"{type(info_legal_actions).__name__}")
-        self.info_legal_actions = bool(info_legal_actions)
-        self.render_mode = render_mode
-        self.illegal = illegal
-        self.illegal_reward = float(illegal_reward)
+        set_env_args(self, render_mode, illegal, illegal_reward, info_legal_actions)
         self.game: Game = self.make_game(**options)
         g = self.game
         n = g.n_players
