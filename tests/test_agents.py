@@ -12,8 +12,9 @@ import pytest
 import cardenvs
 from agents import AGENTS, agent_class, make_agent, register_agent
 from agents.base import ObsReader
-from agents.rules import PARTS, PlayView, RulesAgent
+from agents.rules import PARTS, RulesAgent
 from cardenvs.core.kernels import gen_legal
+from helpers import chosen_play, play_view
 
 PLAIN_AGENTS = ("random", "rules", "rlcard")
 SWEPT_AGENTS = PLAIN_AGENTS + ("trained",)
@@ -155,21 +156,13 @@ def _view(hand, *, others="", sizes=(17, 17, 17), beat=None, beat_seat=-1, solo=
     prev = -1 if beat is None else G3.table.find(beat)
     full = d.full_counts() - h
     unseen = d.parse(others) if others else full
-    v = PlayView(h, unseen, sizes, beat_seat, -1 if prev < 0 else int(G3.tab.family[prev]),
-                 np.zeros(16, np.int64) if prev < 0 else G3.tab.counts[prev].copy(), partners,
-                 enemies)
     out = np.empty(len(G3.table), np.int64)
     k = gen_legal(h, prev, G3.tab, out)
-    legal = out[:k]
-    if prev >= 0:
-        legal = np.append(legal, G3.pass_id)
-    return v, legal
+    return play_view(G3, h, unseen, sizes, beat_seat, prev, partners, enemies, out[:k])
 
 
 def _play(v, legal):
-    a = R3.play(v, legal)
-    assert a in legal
-    return "pass" if a == G3.pass_id else G3.table.row_string(a)
+    return chosen_play(R3, G3, v, legal)
 
 
 def test_rules_goes_out_with_the_whole_hand():
