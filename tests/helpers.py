@@ -112,3 +112,31 @@ def random_game(env, rng: np.random.Generator, max_steps: int | None = None) -> 
             continue
         ids = env.unwrapped.legal_actions()
         env.step(int(ids[rng.integers(len(ids))]))
+
+
+def alternate_deals(env, agent, other, deals: int, seed: int = 0, after_deal=None) -> int:
+    """Play ``deals`` deals of the AEC ``env`` (seeds ``seed``, ``seed + 1``, ...) with
+    ``agent`` at the seats ``q`` where ``q + deal`` is even and ``other`` at the rest; assert
+    every choice is one of the legal ids and set in the action mask.  ``after_deal(env, d)``
+    is called at the end of deal ``d``.  Returns how many choices ``agent`` made."""
+    n = len(env.possible_agents)
+    made = 0
+    for d in range(deals):
+        env.reset(seed=seed + d)
+        for name in env.agent_iter():
+            obs, _, term, trunc, info = env.last()
+            if term or trunc:
+                env.step(None)
+                continue
+            seat = int(name.split("_")[1])
+            who = agent if (seat + d) % 2 == 0 else other
+            legal = env.unwrapped.legal_actions()
+            a = who.act(obs, legal)
+            assert a in legal, (name, a, legal[:10])
+            assert obs["action_mask"][a] == 1
+            made += who is agent
+            env.step(a)
+        assert n == len(env.possible_agents)
+        if after_deal is not None:
+            after_deal(env, d)
+    return made

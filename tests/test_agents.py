@@ -14,7 +14,7 @@ from agents import AGENTS, agent_class, make_agent, register_agent
 from agents.base import ObsReader
 from agents.rules import PARTS, RulesAgent
 from cardenvs.core.kernels import gen_legal
-from helpers import chosen_play, play_view
+from helpers import alternate_deals, chosen_play, play_view
 
 PLAIN_AGENTS = ("random", "rules", "rlcard")
 SWEPT_AGENTS = PLAIN_AGENTS + ("trained",)
@@ -24,30 +24,6 @@ DEALS = {"doudizhu": 30, "wakeng": 30, "doudizhu4": 10, "niangniang": 20}
 
 def _env(game, **options):
     return importlib.import_module(f"cardenvs.{cardenvs.GAMES[game]}").env(illegal="raise", **options)
-
-
-def _sweep(env, agent, other, deals, seed=0):
-    """Play ``deals`` deals with ``agent`` in alternate seats (``other`` in the rest); assert
-    every choice of ``agent`` is one of the legal ids.  Returns how many choices it made."""
-    n = len(env.possible_agents)
-    made = 0
-    for d in range(deals):
-        env.reset(seed=seed + d)
-        for name in env.agent_iter():
-            obs, _, term, trunc, info = env.last()
-            if term or trunc:
-                env.step(None)
-                continue
-            seat = int(name.split("_")[1])
-            who = agent if (seat + d) % 2 == 0 else other
-            legal = env.unwrapped.legal_actions()
-            a = who.act(obs, legal)
-            assert a in legal, (name, a, legal[:10])
-            assert obs["action_mask"][a] == 1
-            made += who is agent
-            env.step(a)
-        assert n == len(env.possible_agents)
-    return made
 
 
 @pytest.mark.parametrize("game", list(cardenvs.GAMES))
@@ -64,7 +40,7 @@ def test_agent_picks_only_legal_actions(game, name):
         pytest.skip(f"agent {name!r} does not play {game} (default options): {reason}")
     agent = make_agent(name, g, seed=1)
     other = make_agent("random", g, seed=2)
-    made = _sweep(env, agent, other, DEALS.get(game, 10))
+    made = alternate_deals(env, agent, other, DEALS.get(game, 10))
     assert made > 100
 
 
@@ -84,7 +60,7 @@ def test_agent_picks_only_legal_actions(game, name):
 def test_rules_agent_legal_with_options(game, options):
     env = _env(game, **options)
     g = env.unwrapped.game
-    made = _sweep(env, make_agent("rules", g), make_agent("random", g, seed=3), 12)
+    made = alternate_deals(env, make_agent("rules", g), make_agent("random", g, seed=3), 12)
     assert made > 50
 
 
@@ -94,7 +70,7 @@ def test_rules_agent_self_play_is_legal_and_deterministic():
     a = make_agent("rules", g)
     histories = []
     for _ in range(2):
-        _sweep(env, a, a, 5, seed=11)
+        alternate_deals(env, a, a, 5, seed=11)
         histories.append(list(env.unwrapped.history))
     assert histories[0] == histories[1]
 
@@ -288,7 +264,7 @@ def test_rlcard_agent_plays_legal_moves():
     for options in ({"auction": "fixed"}, {"auction": "bid"}):
         env = _env("doudizhu", preset="rlcard", **options)
         g = env.unwrapped.game
-        made = _sweep(env, make_agent("rlcard", g, seed=5), make_agent("random", g, seed=6), 25)
+        made = alternate_deals(env, make_agent("rlcard", g, seed=5), make_agent("random", g, seed=6), 25)
         assert made > 100
 
 

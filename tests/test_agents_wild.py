@@ -27,7 +27,7 @@ from agents import make_agent
 from agents.planner import plan_cost, plan_cost_wild, plan_costs_after_wild, plan_rules
 from agents.rules import RulesAgent
 from cardenvs.arena import run_arena
-from helpers import chosen_play, play_view
+from helpers import alternate_deals, chosen_play, play_view
 
 # -- the planner with wild jokers ----------------------------------------------------------------
 
@@ -249,20 +249,14 @@ def test_niangniang_rules_never_gets_stuck_against_random():
     env = _nn_env()
     g = env.unwrapped.game
     rules, rnd = make_agent("rules", g), make_agent("random", g, seed=3)
-    stuck_rules = 0
-    for d in range(12):
-        env.reset(seed=100 + d)
-        for name in env.agent_iter():
-            obs, _, term, trunc, info = env.last()
-            if term or trunc:
-                env.step(None)
-                continue
-            seat = int(name.split("_")[1])
-            who = rules if (seat + d) % 2 == 0 else rnd
-            env.step(who.act(obs, env.unwrapped.legal_actions()))
+    stuck_rules = []
+
+    def count_stuck(env, d):
         stuck = env.unwrapped.game.stuck(env.unwrapped.state_vec)
-        stuck_rules += sum(stuck[q] for q in range(4) if (q + d) % 2 == 0)
-    assert stuck_rules == 0
+        stuck_rules.append(sum(stuck[q] for q in range(4) if (q + d) % 2 == 0))
+
+    alternate_deals(env, rules, rnd, 12, seed=100, after_deal=count_stuck)
+    assert len(stuck_rules) == 12 and sum(stuck_rules) == 0
 
 
 def test_niangniang_rules_beats_random():
