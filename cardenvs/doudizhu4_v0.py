@@ -86,23 +86,16 @@ landlord only, once the auction is over; farmers see zeros there (the kitty is p
 
 from __future__ import annotations
 
-from .games.doudizhu import DouDizhu, obs_layout
+from .core.aec import env_doc, env_function
+from .games.doudizhu import obs_layout
 from .games.env_ddz import DouDizhuEnv
 
 
-class raw_env(DouDizhuEnv):
+class raw_env(DouDizhuEnv, game="doudizhu4"):
     """The 4-player, two-deck Dou Dizhu AEC environment (see the module docstring)."""
 
-    metadata = {"render_modes": ["ansi", "human"], "name": "doudizhu4_v0", "is_parallelizable": False}
 
-    @classmethod
-    def make_game(cls, **options) -> DouDizhu:
-        return DouDizhu(4, **options)
+env = env_function(raw_env)
 
 
-def env(**kwargs) -> raw_env:
-    """Create the environment (PettingZoo convention; no wrappers are needed or added)."""
-    return raw_env(**kwargs)
-
-
-__doc__ = __doc__.replace("{layout}", obs_layout(4, 15, 8, 8, 33).markdown())
+__doc__ = env_doc(__doc__, obs_layout(4, 15, 8, 8, 33))

@@ -46,23 +46,16 @@ and the doublings are public; the farmers never see each other's hands.  ``rende
 
 from __future__ import annotations
 
-from .games.doudizhu import DouDizhu, obs_layout
+from .core.aec import env_doc, env_function
+from .games.doudizhu import obs_layout
 from .games.env_ddz import DouDizhuEnv
 
 
-class raw_env(DouDizhuEnv):
+class raw_env(DouDizhuEnv, game="doudizhu"):
     """The 3-player Dou Dizhu AEC environment (see the module docstring)."""
 
-    metadata = {"render_modes": ["ansi", "human"], "name": "doudizhu_v0", "is_parallelizable": False}
 
-    @classmethod
-    def make_game(cls, **options) -> DouDizhu:
-        return DouDizhu(3, **options)
+env = env_function(raw_env)
 
 
-def env(**kwargs) -> raw_env:
-    """Create the environment (PettingZoo convention; no wrappers are needed or added)."""
-    return raw_env(**kwargs)
-
-
-__doc__ = __doc__.replace("{layout}", obs_layout(3, 15, 4, 6, 20).markdown())
+__doc__ = env_doc(__doc__, obs_layout(3, 15, 4, 6, 20))

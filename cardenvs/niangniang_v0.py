@@ -102,19 +102,13 @@ the whole table.
 
 from __future__ import annotations
 
-from .core.aec import CardEnv
+from .core.aec import CardEnv, env_doc, env_function
 from .core.state import FIRST, LANDLORD, PHASE, WINNER
 from .games.niangniang import PHASE_NAMES, Niangniang, obs_layout
 
 
-class raw_env(CardEnv):
+class raw_env(CardEnv, game="niangniang"):
     """The Da Niangniang AEC environment (see the module docstring)."""
-
-    metadata = {"render_modes": ["ansi", "human"], "name": "niangniang_v0", "is_parallelizable": False}
-
-    @classmethod
-    def make_game(cls, **options) -> Niangniang:
-        return Niangniang(**options)
 
     def _extra_info(self, info: dict) -> None:
         g: Niangniang = self.game
@@ -142,10 +136,7 @@ class raw_env(CardEnv):
                 self.truncations[a] = True
 
 
-def env(**kwargs) -> raw_env:
-    """Create the environment (PettingZoo convention; no wrappers are needed or added)."""
-    return raw_env(**kwargs)
+env = env_function(raw_env)
 
 
-__doc__ = (__doc__.replace("{layout}", obs_layout().markdown())
-           .replace("{obs_size}", f"{obs_layout().size:,}"))
+__doc__ = env_doc(__doc__, obs_layout())

@@ -47,20 +47,13 @@ sizes, the bombs that won and the scores so far.  ``render()``, ``history`` and
 
 from __future__ import annotations
 
-from .core.aec import CardEnv
+from .core.aec import CardEnv, env_doc, env_function
 from .core.state import PHASE, P_DONE
-from .games.paodekuai import A_LEADER, A_TOTAL, NP, PaoDeKuai, obs_layout
+from .games.paodekuai import A_LEADER, A_TOTAL, NP, obs_layout
 
 
-class raw_env(CardEnv):
+class raw_env(CardEnv, game="paodekuai"):
     """The Pao De Kuai AEC environment (see the module docstring)."""
-
-    metadata = {"render_modes": ["ansi", "human"], "name": "paodekuai_v0",
-                "is_parallelizable": False}
-
-    @classmethod
-    def make_game(cls, **options) -> PaoDeKuai:
-        return PaoDeKuai(**options)
 
     def _extra_info(self, info: dict) -> None:
         s = self.state_vec
@@ -69,9 +62,7 @@ class raw_env(CardEnv):
         info["scores"] = s[A_TOTAL:A_TOTAL + NP].tolist()  # Python ints
 
 
-def env(**kwargs) -> raw_env:
-    """Create the environment (PettingZoo convention; no wrappers are needed or added)."""
-    return raw_env(**kwargs)
+env = env_function(raw_env)
 
 
-__doc__ = __doc__.replace("{layout}", obs_layout().markdown())
+__doc__ = env_doc(__doc__, obs_layout())

@@ -1,8 +1,10 @@
 """The registry of games: one metadata record per game, read by every part of the package.
 
 A game is added to cardenvs by writing its rules module (``cardenvs/games/<game>.py``), its
-environment page (``cardenvs/<game>_v0.py``) and one :class:`GameSpec` in :data:`REGISTRY`
-below.  Everything else finds it here (OpenSpiel's ``GameType`` records play the same part):
+environment page (``cardenvs/<game>_v0.py``: the module docstring, ``class raw_env(CardEnv,
+game="<game>")`` with the game's ``_extra_info`` fields, ``env = env_function(raw_env)`` and
+``__doc__ = env_doc(__doc__, obs_layout())``, see :mod:`cardenvs.core.aec`) and one
+:class:`GameSpec` in :data:`REGISTRY` below.  Everything else finds it here (OpenSpiel's ``GameType`` records play the same part):
 :func:`cardenvs.make_game` and ``cardenvs.GAMES``, the PettingZoo and gymnasium registrations
 (``cardenvs.GYM_IDS``), the replay files and viewer (pile, roles, extra zones, places), the
 slot views' default width (:mod:`cardenvs.multiagent`), the arena's role names, the rules

@@ -78,19 +78,13 @@ card fields are 13 ranks x 4 planes, rank 0 = ``4`` ... rank 12 = ``3``):
 
 from __future__ import annotations
 
-from .core.aec import CardEnv
+from .core.aec import CardEnv, env_doc, env_function
 from .core.state import BID, FIRST, LANDLORD, PHASE
-from .games.wakeng import A_LEADER, A_OPEN, PHASE_NAMES, Wakeng, obs_layout
+from .games.wakeng import A_LEADER, A_OPEN, PHASE_NAMES, obs_layout
 
 
-class raw_env(CardEnv):
+class raw_env(CardEnv, game="wakeng"):
     """The Wakeng AEC environment (see the module docstring)."""
-
-    metadata = {"render_modes": ["ansi", "human"], "name": "wakeng_v0", "is_parallelizable": False}
-
-    @classmethod
-    def make_game(cls, **options) -> Wakeng:
-        return Wakeng(**options)
 
     def _extra_info(self, info: dict) -> None:
         s = self.state_vec
@@ -102,9 +96,7 @@ class raw_env(CardEnv):
         info["leader"] = int(s[A_LEADER])
 
 
-def env(**kwargs) -> raw_env:
-    """Create the environment (PettingZoo convention; no wrappers are needed or added)."""
-    return raw_env(**kwargs)
+env = env_function(raw_env)
 
 
-__doc__ = __doc__.replace("{layout}", obs_layout().markdown())
+__doc__ = env_doc(__doc__, obs_layout())

@@ -33,7 +33,7 @@ import gymnasium
 import numpy as np
 from gymnasium import spaces
 
-from .core.options import check_seed
+from .core.options import check_seed, set_env_args
 from .core.state import CUR, P_DONE, PHASE, REW0
 
 _MAX_SEED = 2**63 - 1  # deal seeds as in cardenvs.core.aec.CardEnv.reset
@@ -223,21 +223,7 @@ class SeatEnv(gymnasium.Env):
         self.game = _as_game(game, options)
         g = self.game
         self._spec = (g.info.name, dict(getattr(g, "options", {})))
-        if render_mode is not None and render_mode not in self.metadata["render_modes"]:
-            raise ValueError(f"render_mode={render_mode!r}; choose from "
-                             f"{self.metadata['render_modes']}")
-        if illegal not in ("lose", "raise"):
-            raise ValueError(f"illegal={illegal!r}; choose 'lose' or 'raise'")
-        if isinstance(illegal_reward, (bool, np.bool_)) or not isinstance(
-                illegal_reward, (int, float, np.integer, np.floating)):
-            raise TypeError(f"illegal_reward must be a number, got {type(illegal_reward).__name__}")
-        if not isinstance(info_legal_actions, (bool, np.bool_)):
-            raise TypeError(f"info_legal_actions must be a bool, got "
-                            f"{type(info_legal_actions).__name__}")
-        self.info_legal_actions = bool(info_legal_actions)
-        self.render_mode = render_mode
-        self.illegal = illegal
-        self.illegal_reward = float(illegal_reward)
+        set_env_args(self, render_mode, illegal, illegal_reward, info_legal_actions)
         self.n_players = int(g.n_players)
         self.seats = _check_seats(seats, self.n_players)
         self._is_learner = np.zeros(self.n_players, np.bool_)

@@ -100,21 +100,15 @@ one (they are part of ``others``):
 
 from __future__ import annotations
 
-from .core.aec import CardEnv
+from .core.aec import CardEnv, env_doc, env_function
 from .core.state import PHASE, WINNER
 from .games.wulong import (
-    A_DEALER, A_LEADER, A_LOSER, PHASE_NAMES, Wulong, obs_layout,
+    A_DEALER, A_LEADER, A_LOSER, PHASE_NAMES, obs_layout,
 )
 
 
-class raw_env(CardEnv):
+class raw_env(CardEnv, game="wulong"):
     """The Lanxi Wulong AEC environment (see the module docstring)."""
-
-    metadata = {"render_modes": ["ansi", "human"], "name": "wulong_v0", "is_parallelizable": False}
-
-    @classmethod
-    def make_game(cls, **options) -> Wulong:
-        return Wulong(**options)
 
     def _extra_info(self, info: dict) -> None:
         s = self.state_vec
@@ -130,9 +124,7 @@ class raw_env(CardEnv):
         info["ranking"] = g.ranking(s)
 
 
-def env(**kwargs) -> raw_env:
-    """Create the environment (PettingZoo convention; no wrappers are needed or added)."""
-    return raw_env(**kwargs)
+env = env_function(raw_env)
 
 
-__doc__ = __doc__.replace("{layout}", obs_layout().markdown())
+__doc__ = env_doc(__doc__, obs_layout())

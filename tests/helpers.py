@@ -48,3 +48,95 @@ def stop_with_sigterm(proc, out) -> dict:
     ck = torch.load(out / "checkpoint.pt", map_location="cpu", weights_only=False)
     assert ck["counters"]["updates"] >= 1
     return ck
+
+
+def assert_bad_deal_kept_out(env, options: dict, exc: type, fragment: str, seed: int) -> None:
+    """``env.reset(options=options)`` after ``env.reset(seed=seed)`` raises ``exc`` with a
+    message matching ``fragment`` and leaves the game dealt before untouched (rules README,
+    convention 8: an impossible deal is refused, the current game stays)."""
+    import pytest
+
+    env.reset(seed=seed)
+    before = env.unwrapped.state_vec.copy()
+    with pytest.raises(exc, match=fragment):
+        env.reset(options=options)
+    np.testing.assert_array_equal(env.unwrapped.state_vec, before)
+
+
+def move(env, text: str) -> None:
+    """Step the agent to move with the action written ``text`` (it must be legal)."""
+    a = env.unwrapped.string_to_action(text)
+    legal = env.unwrapped.legal_actions()
+    assert a in legal, (text, [env.unwrapped.action_to_string(x) for x in legal])
+    env.step(a)
+
+
+def play_script(env, script) -> dict:
+    """:func:`move` through the action strings of ``script``; each agent's rewards summed."""
+    paid = {a: 0.0 for a in env.possible_agents}
+    for text in script:
+        move(env, text)
+        for a, r in env.rewards.items():
+            paid[a] += r
+    return paid
+
+
+def play_view(game, hand, unseen, sizes, beat_seat: int, prev: int, partners, enemies, legal):
+    """A play-phase :class:`agents.rules.PlayView` of ``game`` (``hand`` and ``unseen`` rank
+    counts, hand sizes and the relative seats, ``prev`` the table row to beat played by
+    ``beat_seat``, -1 on a free lead) and its legal ids: ``legal`` plus the pass when
+    following.  Returns ``(view, legal)``."""
+    from agents.rules import PlayView
+
+    v = PlayView(hand, unseen, sizes, beat_seat, -1 if prev < 0 else int(game.tab.family[prev]),
+                 np.zeros(16, np.int64) if prev < 0 else game.tab.counts[prev].copy(), partners,
+                 enemies)
+    return v, (np.append(legal, game.pass_id) if prev >= 0 else legal)
+
+
+def chosen_play(agent, g, view, legal) -> str:
+    """The play of ``g`` (table row string, or ``"pass"``) that ``agent`` (a rules agent)
+    chooses in ``view``; it must be one of ``legal``."""
+    a = agent.play(view, legal)
+    assert a in legal
+    return "pass" if a == g.pass_id else g.table.row_string(a)
+
+
+def random_game(env, rng: np.random.Generator, max_steps: int | None = None) -> None:
+    """Play the AEC ``env`` (already reset) to the end, or ``max_steps`` agent turns, with
+    uniformly random legal actions drawn from ``rng``; agents that are done step ``None``."""
+    for _ in (env.agent_iter() if max_steps is None else env.agent_iter(max_steps)):
+        _, _, term, trunc, _ = env.last()
+        if term or trunc:
+            env.step(None)
+            continue
+        ids = env.unwrapped.legal_actions()
+        env.step(int(ids[rng.integers(len(ids))]))
+
+
+def alternate_deals(env, agent, other, deals: int, seed: int = 0, after_deal=None) -> int:
+    """Play ``deals`` deals of the AEC ``env`` (seeds ``seed``, ``seed + 1``, ...) with
+    ``agent`` at the seats ``q`` where ``q + deal`` is even and ``other`` at the rest; assert
+    every choice is one of the legal ids and set in the action mask.  ``after_deal(env, d)``
+    is called at the end of deal ``d``.  Returns how many choices ``agent`` made."""
+    n = len(env.possible_agents)
+    made = 0
+    for d in range(deals):
+        env.reset(seed=seed + d)
+        for name in env.agent_iter():
+            obs, _, term, trunc, info = env.last()
+            if term or trunc:
+                env.step(None)
+                continue
+            seat = int(name.split("_")[1])
+            who = agent if (seat + d) % 2 == 0 else other
+            legal = env.unwrapped.legal_actions()
+            a = who.act(obs, legal)
+            assert a in legal, (name, a, legal[:10])
+            assert obs["action_mask"][a] == 1
+            made += who is agent
+            env.step(a)
+        assert n == len(env.possible_agents)
+        if after_deal is not None:
+            after_deal(env, d)
+    return made

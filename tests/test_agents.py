@@ -12,8 +12,9 @@ import pytest
 import cardenvs
 from agents import AGENTS, agent_class, make_agent, register_agent
 from agents.base import ObsReader
-from agents.rules import PARTS, PlayView, RulesAgent
+from agents.rules import PARTS, RulesAgent
 from cardenvs.core.kernels import gen_legal
+from helpers import alternate_deals, chosen_play, play_view
 
 PLAIN_AGENTS = ("random", "rules", "rlcard")
 SWEPT_AGENTS = PLAIN_AGENTS + ("trained",)
@@ -23,30 +24,6 @@ DEALS = {"doudizhu": 30, "wakeng": 30, "doudizhu4": 10, "niangniang": 20}
 
 def _env(game, **options):
     return importlib.import_module(f"cardenvs.{cardenvs.GAMES[game]}").env(illegal="raise", **options)
-
-
-def _sweep(env, agent, other, deals, seed=0):
-    """Play ``deals`` deals with ``agent`` in alternate seats (``other`` in the rest); assert
-    every choice of ``agent`` is one of the legal ids.  Returns how many choices it made."""
-    n = len(env.possible_agents)
-    made = 0
-    for d in range(deals):
-        env.reset(seed=seed + d)
-        for name in env.agent_iter():
-            obs, _, term, trunc, info = env.last()
-            if term or trunc:
-                env.step(None)
-                continue
-            seat = int(name.split("_")[1])
-            who = agent if (seat + d) % 2 == 0 else other
-            legal = env.unwrapped.legal_actions()
-            a = who.act(obs, legal)
-            assert a in legal, (name, a, legal[:10])
-            assert obs["action_mask"][a] == 1
-            made += who is agent
-            env.step(a)
-        assert n == len(env.possible_agents)
-    return made
 
 
 @pytest.mark.parametrize("game", list(cardenvs.GAMES))
@@ -63,7 +40,7 @@ def test_agent_picks_only_legal_actions(game, name):
         pytest.skip(f"agent {name!r} does not play {game} (default options): {reason}")
     agent = make_agent(name, g, seed=1)
     other = make_agent("random", g, seed=2)
-    made = _sweep(env, agent, other, DEALS.get(game, 10))
+    made = alternate_deals(env, agent, other, DEALS.get(game, 10))
     assert made > 100
 
 
@@ -83,7 +60,7 @@ def test_agent_picks_only_legal_actions(game, name):
 def test_rules_agent_legal_with_options(game, options):
     env = _env(game, **options)
     g = env.unwrapped.game
-    made = _sweep(env, make_agent("rules", g), make_agent("random", g, seed=3), 12)
+    made = alternate_deals(env, make_agent("rules", g), make_agent("random", g, seed=3), 12)
     assert made > 50
 
 
@@ -93,7 +70,7 @@ def test_rules_agent_self_play_is_legal_and_deterministic():
     a = make_agent("rules", g)
     histories = []
     for _ in range(2):
-        _sweep(env, a, a, 5, seed=11)
+        alternate_deals(env, a, a, 5, seed=11)
         histories.append(list(env.unwrapped.history))
     assert histories[0] == histories[1]
 
@@ -155,21 +132,13 @@ def _view(hand, *, others="", sizes=(17, 17, 17), beat=None, beat_seat=-1, solo=
     prev = -1 if beat is None else G3.table.find(beat)
     full = d.full_counts() - h
     unseen = d.parse(others) if others else full
-    v = PlayView(h, unseen, sizes, beat_seat, -1 if prev < 0 else int(G3.tab.family[prev]),
-                 np.zeros(16, np.int64) if prev < 0 else G3.tab.counts[prev].copy(), partners,
-                 enemies)
     out = np.empty(len(G3.table), np.int64)
     k = gen_legal(h, prev, G3.tab, out)
-    legal = out[:k]
-    if prev >= 0:
-        legal = np.append(legal, G3.pass_id)
-    return v, legal
+    return play_view(G3, h, unseen, sizes, beat_seat, prev, partners, enemies, out[:k])
 
 
 def _play(v, legal):
-    a = R3.play(v, legal)
-    assert a in legal
-    return "pass" if a == G3.pass_id else G3.table.row_string(a)
+    return chosen_play(R3, G3, v, legal)
 
 
 def test_rules_goes_out_with_the_whole_hand():
@@ -295,7 +264,7 @@ def test_rlcard_agent_plays_legal_moves():
     for options in ({"auction": "fixed"}, {"auction": "bid"}):
         env = _env("doudizhu", preset="rlcard", **options)
         g = env.unwrapped.game
-        made = _sweep(env, make_agent("rlcard", g, seed=5), make_agent("random", g, seed=6), 25)
+        made = alternate_deals(env, make_agent("rlcard", g, seed=5), make_agent("random", g, seed=6), 25)
         assert made > 100
 
 

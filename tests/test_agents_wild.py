@@ -25,8 +25,9 @@ import pytest
 import cardenvs
 from agents import make_agent
 from agents.planner import plan_cost, plan_cost_wild, plan_costs_after_wild, plan_rules
-from agents.rules import PlayView, RulesAgent
+from agents.rules import RulesAgent
 from cardenvs.arena import run_arena
+from helpers import alternate_deals, chosen_play, play_view
 
 # -- the planner with wild jokers ----------------------------------------------------------------
 
@@ -191,22 +192,13 @@ def _nview(hand: str, *, beat=None, beat_seat=-1, nn=1, sizes=(10, 10, 10), out=
     else:
         enemies = others
     prev = -1 if beat is None else GN.table.find(beat)
-    v = PlayView(h, d.full_counts() - h, sz, beat_seat,
-                 -1 if prev < 0 else int(GN.tab.family[prev]),
-                 np.zeros(16, np.int64) if prev < 0 else GN.tab.counts[prev].copy(), partners,
-                 enemies)
     buf = np.empty(len(GN.table) + 1, np.int64)
     k = GN.legal_rows(h, prev, buf)
-    legal = buf[:k]
-    if prev >= 0:
-        legal = np.append(legal, GN.pass_id)
-    return v, legal
+    return play_view(GN, h, d.full_counts() - h, sz, beat_seat, prev, partners, enemies, buf[:k])
 
 
 def _nplay(v, legal):
-    a = RN.play(v, legal)
-    assert a in legal
-    return "pass" if a == GN.pass_id else GN.table.row_string(a)
+    return chosen_play(RN, GN, v, legal)
 
 
 def test_niangniang_never_left_with_a_lone_joker():
@@ -257,20 +249,14 @@ def test_niangniang_rules_never_gets_stuck_against_random():
     env = _nn_env()
     g = env.unwrapped.game
     rules, rnd = make_agent("rules", g), make_agent("random", g, seed=3)
-    stuck_rules = 0
-    for d in range(12):
-        env.reset(seed=100 + d)
-        for name in env.agent_iter():
-            obs, _, term, trunc, info = env.last()
-            if term or trunc:
-                env.step(None)
-                continue
-            seat = int(name.split("_")[1])
-            who = rules if (seat + d) % 2 == 0 else rnd
-            env.step(who.act(obs, env.unwrapped.legal_actions()))
+    stuck_rules = []
+
+    def count_stuck(env, d):
         stuck = env.unwrapped.game.stuck(env.unwrapped.state_vec)
-        stuck_rules += sum(stuck[q] for q in range(4) if (q + d) % 2 == 0)
-    assert stuck_rules == 0
+        stuck_rules.append(sum(stuck[q] for q in range(4) if (q + d) % 2 == 0))
+
+    alternate_deals(env, rules, rnd, 12, seed=100, after_deal=count_stuck)
+    assert len(stuck_rules) == 12 and sum(stuck_rules) == 0
 
 
 def test_niangniang_rules_beats_random():

@@ -32,8 +32,9 @@ import cardenvs
 from cardenvs import legal_moves
 from cardenvs.core.state import CUR, LANDLORD, LAST_ROW, WINNER
 from cardenvs.games import wulong as W
+from helpers import move, play_script
 from test_doudizhu4 import DEAL_A, DEAL_B, DEAL_C, PASS3, final_rewards, make_env, play
-from test_niangniang import _draw_threes, _SplitMix, info, make, move, seat
+from test_niangniang import _draw_threes, _SplitMix, info, make, seat
 from test_wulong import act, legal_strings, position
 
 # -- 1. Lanxi Wulong: the lone active player and the end of the hand -------------------------------
@@ -275,25 +276,16 @@ NN_FIRST_SCRIPT = ["3", "pass", "pass", "2222", "pass", "pass", "pass", "AAAA", 
                    "33445566", "8899TTJJ", "pass", "QQ"]
 
 
-def _play_paid(env, script) -> dict:
-    paid = {a: 0.0 for a in env.possible_agents}
-    for text in script:
-        move(env, text)
-        for a, r in env.rewards.items():
-            paid[a] += r
-    return paid
-
-
 @pytest.mark.parametrize("match", [False, True])
 def test_niangniang_win_loss_is_the_sign_of_each_hand(match):
     scores = {"player_0": 3.0, "player_1": 1.0, "player_2": -1.0, "player_3": 0.0}
     env = make(match=match)
     env.reset(options=NN_FIRST)
-    assert _play_paid(env, NN_FIRST_SCRIPT) == scores
+    assert play_script(env, NN_FIRST_SCRIPT) == scores
     env = make(match=match, reward="win_loss")
     env.reset(options=NN_FIRST)
     # paid when the hand ends, in a match too (the middle catcher's 0 stays 0)
-    assert _play_paid(env, NN_FIRST_SCRIPT) == {a: float(np.sign(v)) for a, v in scores.items()}
+    assert play_script(env, NN_FIRST_SCRIPT) == {a: float(np.sign(v)) for a, v in scores.items()}
     g, s = env.unwrapped.game, env.unwrapped.state_vec
     assert g.done(s) != match  # a match deals its next hand (totals 3 < 40)
     if match:

@@ -39,6 +39,7 @@ from cardenvs import legal_moves, niangniang_v0
 from cardenvs.core.combos import FAMILY_NAMES
 from cardenvs.core.state import CUR, LANDLORD, LAST_ROW
 from cardenvs.games.niangniang import NP, X_PLACE, X_RET, X_TOTAL, hand_scores, kitty_off
+from helpers import assert_bad_deal_kept_out, move, play_script
 
 G = "niangniang"
 
@@ -51,14 +52,6 @@ def lm(hand, prev=None, **options):
 
 def make(**kw):
     return niangniang_v0.env(illegal="raise", **kw)
-
-
-def move(env, text: str) -> None:
-    """Step the agent to move with the action written ``text`` (it must be legal)."""
-    a = env.unwrapped.string_to_action(text)
-    legal = env.unwrapped.legal_actions()
-    assert a in legal, (text, [env.unwrapped.action_to_string(x) for x in legal])
-    env.step(a)
 
 
 def seat(env) -> int:
@@ -212,12 +205,7 @@ STUCK_DEAL = {
     ({**STUCK_DEAL, "leader": 1}, ValueError, "unknown deal option"),
 ])
 def test_bad_custom_deals(options, exc, fragment):
-    env = make()
-    env.reset(seed=1)
-    before = env.unwrapped.state_vec.copy()
-    with pytest.raises(exc, match=fragment):
-        env.reset(options=options)
-    np.testing.assert_array_equal(env.unwrapped.state_vec, before)
+    assert_bad_deal_kept_out(make(), options, exc, fragment, seed=1)
 
 
 def test_returned_may_not_be_a_joker():
@@ -472,12 +460,7 @@ def _play_seed_example(env):
     script = ["3333", "pass", "pass", "pass", "4444", "pass", "pass", "pass", "55",
               "pass", "pass", "pass", "6666", "pass", "pass", "7777", "pass", "pass", "88",
               "pass", "pass", "99TTJJQQKK"]
-    rewards = {a: 0.0 for a in env.possible_agents}
-    for text in script:
-        move(env, text)
-        for a, r in env.rewards.items():
-            rewards[a] += r
-    return rewards
+    return play_script(env, script)
 
 
 def test_seed_example_full_hand():

@@ -205,19 +205,24 @@ def _seeded_hand(g: SimpleNamespace, rng, size: int, max_play: int) -> np.ndarra
     return base + _random_hand(g, rng, size - int(base.sum()), g.full - base)
 
 
-def test_free_leads_random_hands(g3):
-    """Hands of 1-14 cards; every other hand is built around a play of a random family."""
-    g = g3
-    rng = np.random.default_rng(20240601)
+def _compare_free_leads(g, rng, n_pos: int, max_size: int) -> collections.Counter:
+    """Fast against reference legal plays on ``n_pos`` free leads of 1..``max_size`` cards
+    (every other hand built around a play of a random family); asserts they agree and returns
+    the reference plays counted per family."""
     per_family = collections.Counter()
-    n_pos = _n(1000)
     for i in range(n_pos):
-        size = 1 + i % 14
-        hand = _random_hand(g, rng, size) if i % 2 == 0 else _seeded_hand(g, rng, size, 14)
+        size = 1 + i % max_size
+        hand = _random_hand(g, rng, size) if i % 2 == 0 else _seeded_hand(g, rng, size, max_size)
         fast = _fast(g, hand, -1)
         ref = reference_legal(hand, None, g.rules)
         assert fast == ref, (g.tab.deck.format(hand), sorted(fast ^ ref)[:6])
         per_family.update(_family_counter(ref))
+    return per_family
+
+
+def test_free_leads_random_hands(g3):
+    """Hands of 1-14 cards; every other hand is built around a play of a random family."""
+    per_family = _compare_free_leads(g3, np.random.default_rng(20240601), _n(1000), 14)
     print("\n3p free leads, plays compared per family:", dict(per_family))
     for fam in FAMILY_NAMES:
         assert per_family[fam] >= _at_least(10), (fam, per_family)
@@ -368,16 +373,7 @@ def test_follows_full_hands_against_table_oracle(g3):
 
 
 def test_free_leads_two_decks(g4):
-    g = g4
-    rng = np.random.default_rng(4)
-    per_family = collections.Counter()
-    for i in range(_n(300)):
-        size = 1 + i % 12
-        hand = _random_hand(g, rng, size) if i % 2 == 0 else _seeded_hand(g, rng, size, 12)
-        fast = _fast(g, hand, -1)
-        ref = reference_legal(hand, None, g.rules)
-        assert fast == ref, (g.tab.deck.format(hand), sorted(fast ^ ref)[:6])
-        per_family.update(_family_counter(ref))
+    per_family = _compare_free_leads(g4, np.random.default_rng(4), _n(300), 12)
     print("\n4p free leads, plays compared per family:", dict(per_family))
     for fam in ("single", "pair", "trio", "trio_pair", "straight", "bomb", "rocket", "pair_chain",
                 "airplane", "airplane_pairs"):

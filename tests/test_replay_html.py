@@ -31,6 +31,7 @@ import cardenvs
 from cardenvs import replay as R
 from cardenvs.core.state import hand_off
 from cardenvs.replay_html import write_html
+from helpers import random_game
 
 CHROMIUM = os.environ.get("CHROMIUM") or shutil.which("chromium") or shutil.which("chromium-browser")
 needs_chromium = pytest.mark.skipif(
@@ -167,14 +168,7 @@ READ = """JSON.stringify({
 def played_game(name: str, seed: int, **opts):
     env = importlib.import_module(f"cardenvs.{cardenvs.GAMES[name]}").env(**opts)
     env.reset(seed=seed)
-    rng = np.random.default_rng(seed)
-    for agent in env.agent_iter():
-        obs, r, term, trunc, info = env.last()
-        if term or trunc:
-            env.step(None)
-            continue
-        legal = env.unwrapped.legal_actions()
-        env.step(int(legal[rng.integers(len(legal))]))
+    random_game(env, np.random.default_rng(seed))
     return env
 
 

@@ -35,6 +35,7 @@ from cardenvs import legal_moves, wakeng_v0
 from cardenvs.core.combos import BOMB
 from cardenvs.core.kernels import gen_legal
 from cardenvs.games.wakeng import Wakeng, combo_rules, stake_unit
+from helpers import assert_bad_deal_kept_out, random_game
 
 ORDER = "456789TJQKA23"
 SUITS = "SHCD"
@@ -595,12 +596,7 @@ def test_no_open_choice_without_option_or_below_three():
     (dict(hands=["X3"] * 3), ValueError, "X3"),
 ])
 def test_bad_custom_deals(options, exc, fragment):
-    env = new_env()
-    env.reset(seed=3)
-    before = env.unwrapped.state_vec.copy()
-    with pytest.raises(exc, match=fragment):
-        env.reset(options=options)
-    np.testing.assert_array_equal(env.unwrapped.state_vec, before)
+    assert_bad_deal_kept_out(new_env(), options, exc, fragment, seed=3)
 
 
 # -- action strings ----------------------------------------------------------------------------------
@@ -643,16 +639,6 @@ def test_registry_make():
     assert type(env.unwrapped) is wakeng_v0.raw_env
     env.reset(seed=1)
     assert "Wakeng" in env.render()
-
-
-def random_game(env, rng, max_steps=10_000):
-    for agent in env.agent_iter(max_steps):
-        _, _, term, trunc, info = env.last()
-        if term or trunc:
-            env.step(None)
-            continue
-        ids = env.unwrapped.legal_actions()
-        env.step(int(ids[rng.integers(len(ids))]))
 
 
 def test_pickle_round_trip_mid_bury_and_play():

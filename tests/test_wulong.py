@@ -44,6 +44,7 @@ from cardenvs.core.reference import beats, classify, submultisets
 from cardenvs.core.state import CUR, LAST_ROW, PHASE, hand_off
 from cardenvs.core.wild import classify_wild, gen_legal_wild
 from cardenvs.games import wulong as W
+from helpers import assert_bad_deal_kept_out
 
 ORDER = "3456789TJQKA2BR"
 SUITS = "SHCD"
@@ -694,12 +695,7 @@ def test_first_lead_without_spade_three():
     ({"hands": _suited_deal({}), "dealer": 4}, ValueError, r"dealer=4"),
 ])
 def test_bad_custom_deals(options, exc, fragment):
-    env = wulong_v0.env()
-    env.reset(seed=0)
-    before = env.unwrapped.state_vec.copy()
-    with pytest.raises(exc, match=fragment):
-        env.reset(options=options)
-    np.testing.assert_array_equal(env.unwrapped.state_vec, before)
+    assert_bad_deal_kept_out(wulong_v0.env(), options, exc, fragment, seed=0)
 
 
 def test_unsuited_custom_deal():

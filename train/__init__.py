@@ -11,6 +11,9 @@
   (``SelfPlay(game, n).batches(policy_fn, B)``: games, observations, action features and
   Monte-Carlo targets in numba over :class:`cardenvs.vector.VectorGame`; ``ActorPool``
   processes); :mod:`train.ray_actors`: the same actors on Ray (``train.dmc --backend ray``).
+* :mod:`train.common`: what the trainers share (SIGTERM / Ctrl-C handling, the run
+  directory's CSV logs and atomic checkpoints, the progress bar, evaluations, the common
+  command-line arguments).
 * ``python -m train.curves RUN_DIR ... --out curves.png``: learning curves (score against an
   opponent over training time, 95% CIs) of one or more runs.
 * ``python -m train METHOD GAME ...`` runs ``train.METHOD`` (e.g. ``python -m train dmc wakeng``).

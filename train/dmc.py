@@ -74,15 +74,10 @@ Run ``python -m train.dmc GAME --minutes 10 --out runs/GAME``; ``--help`` lists 
 from __future__ import annotations
 
 import argparse
-import contextlib
 import copy
-import csv
-import json
 import math
 import os
-import signal
 import sys
-import threading
 import time
 from dataclasses import asdict, dataclass, field
 from typing import Any, Optional, Sequence
@@ -93,7 +88,12 @@ from torch import nn
 from torch.nn import functional as F
 
 from cardenvs.arena import agents_module, import_agents
-from cardenvs.cli import parse_option
+from .common import (
+    SessionBar, StopSignals, append_csv, check_common, eval_interval_s, evaluate_network,
+    finish, game_dims, load_checkpoint, optimizer_step, parse_hidden, parse_names, parse_scale,
+    print_stopped, run_parser, run_session, save_atomic, torch_device, truncate_csv,
+    write_config,
+)
 from .selfplay import _as_numpy
 
 # the agents package beside this one: ``agents`` in a checkout, ``cardenvs.agents`` installed
@@ -101,80 +101,6 @@ _trained = agents_module("trained")
 save_weights, segment_argmax = _trained.save_weights, _trained.segment_argmax
 
 _SEED_MAX = 2**62
-
-
-# ---------------------------------------------------------------------------------------------
-# stopping cleanly: SIGTERM / SIGINT, and the run's log after a resume
-# ---------------------------------------------------------------------------------------------
-class Stopped(Exception):
-    """Raised inside an abortable phase (an evaluation) when a stop signal arrives."""
-
-
-class StopSignals:
-    """While active (``with StopSignals() as stop``), SIGTERM and SIGINT set ``stop.signum``
-    instead of killing the process, so a trainer's loop can finish its step, checkpoint and
-    return; inside ``with stop.abortable():`` (work that can be thrown away, e.g. an
-    evaluation) a signal raises :class:`Stopped` at once.  Handlers are installed only in the
-    main thread (elsewhere Python cannot); the previous handlers come back on exit."""
-
-    def __init__(self):
-        self.signum: Optional[int] = None
-        self._old: dict = {}
-        self._abortable = 0
-
-    def __enter__(self) -> "StopSignals":
-        if threading.current_thread() is threading.main_thread():
-            for sig in (signal.SIGTERM, signal.SIGINT):
-                self._old[sig] = signal.signal(sig, self._handle)
-        return self
-
-    def __exit__(self, *exc) -> None:
-        for sig, handler in self._old.items():
-            signal.signal(sig, handler)
-        self._old.clear()
-
-    def _handle(self, signum, frame) -> None:
-        self.signum = signum
-        if self._abortable:
-            raise Stopped(signal.Signals(signum).name)
-
-    @property
-    def name(self) -> Optional[str]:
-        return None if self.signum is None else signal.Signals(self.signum).name
-
-    @contextlib.contextmanager
-    def abortable(self):
-        """A phase a signal may cut short (raising :class:`Stopped`)."""
-        if self.signum is not None:
-            raise Stopped(self.name)
-        self._abortable += 1
-        try:
-            yield
-        finally:
-            self._abortable -= 1
-
-
-def truncate_csv(path: str, column: str, limit: float) -> int:
-    """Drop the rows of ``path`` whose ``column`` exceeds ``limit`` (the work a resumed run
-    discarded: logged after the checkpoint it resumes from); rewrites the file atomically.
-    Returns the number of rows dropped (0 when the file does not exist)."""
-    if not os.path.exists(path):
-        return 0
-    with open(path, newline="") as f:
-        reader = csv.DictReader(f)
-        fields = reader.fieldnames or []
-        rows = list(reader)
-    if column not in fields:
-        return 0
-    keep = [r for r in rows if r[column] in ("", None) or float(r[column]) <= limit]
-    if len(keep) == len(rows):
-        return 0
-    with open(path + ".tmp", "w", newline="") as f:
-        w = csv.DictWriter(f, fieldnames=fields)
-        w.writeheader()
-        w.writerows(keep)
-    os.replace(path + ".tmp", path)
-    return len(rows) - len(keep)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -225,30 +151,21 @@ class Config:
     ray_address: Optional[str] = None
 
     def eval_interval_s(self) -> float:
-        if self.eval_minutes is not None:
-            return 60.0 * self.eval_minutes
-        return 60.0 * min(15.0, max(0.5, self.minutes / 6.0))
+        return eval_interval_s(self.minutes, self.eval_minutes, 6.0)
 
 
 def _check_config(cfg: Config) -> None:
-    from cardenvs.api import GAMES
-
-    if cfg.game not in GAMES:
-        raise ValueError(f"unknown game {cfg.game!r}; known games: {', '.join(GAMES)}")
+    check_common(cfg)
     for name in ("envs", "batch", "pool_size", "refresh"):
         v = getattr(cfg, name)
         if not isinstance(v, int) or v < 1:
             raise ValueError(f"{name} must be a positive int, got {v!r}")
-    if not cfg.hidden or any(int(h) < 1 for h in cfg.hidden):
-        raise ValueError(f"hidden sizes must be positive ints, got {cfg.hidden!r}")
     if not 0.0 <= cfg.eps <= 1.0 or not 0.0 <= cfg.pool_frac <= 1.0:
         raise ValueError("eps and pool_frac must lie in [0, 1]")
     if cfg.eps_alpha < 0:
         raise ValueError(f"eps_alpha must be >= 0, got {cfg.eps_alpha!r}")
     if cfg.minutes < 0 or cfg.lr <= 0 or cfg.eval_deals < 0:
         raise ValueError("minutes and eval_deals must be >= 0 and lr > 0")
-    if cfg.reward_scale != "auto" and not float(cfg.reward_scale) > 0:
-        raise ValueError(f"reward_scale must be 'auto' or a positive number, got {cfg.reward_scale!r}")
     if cfg.teacher is not None and not isinstance(cfg.teacher, str):
         raise TypeError(f"teacher must be an agent name (str) or None, got {type(cfg.teacher).__name__}")
     if not 0.0 <= cfg.teacher_eps <= 1.0 or not 0.0 <= cfg.teacher_mix <= 1.0:
@@ -303,6 +220,15 @@ class QNet(nn.Module):
         """``(W [in, out], b)`` per layer, float32, for :func:`agents.trained.save_weights`."""
         return [(l.weight.detach().cpu().numpy().T.copy(), l.bias.detach().cpu().numpy().copy())
                 for l in self.layers]
+
+    def load_numpy(self, qn) -> None:
+        """Copy the layers of an :class:`agents.trained.QNetwork` (a weight file read back)
+        into this network, which must have its sizes: the inverse of :meth:`numpy_layers`."""
+        layers = [(np.concatenate([qn.w_obs, qn.w_act]), qn.b0), *qn.layers]
+        with torch.no_grad():
+            for m, (w, b) in zip(self.layers, layers):
+                m.weight.copy_(torch.from_numpy(np.ascontiguousarray(w.T)))
+                m.bias.copy_(torch.from_numpy(b))
 
 
 class FactoredScorer:
@@ -572,30 +498,19 @@ class DMC:
         from cardenvs.api import make_game
 
         if resume:
-            path = os.path.join(cfg.out, "checkpoint.pt")
-            if not os.path.exists(path):
-                raise ValueError(f"--resume: no checkpoint at {path!r}")
-            ckpt = torch.load(path, map_location="cpu", weights_only=False)
-            old = ckpt["config"]
-            if old["game"] != cfg.game or old["options"] != cfg.options:
-                raise ValueError(f"the checkpoint in {cfg.out!r} is for {old['game']} {old['options']}, "
-                                 f"not {cfg.game} {cfg.options}")
-            cfg.hidden = tuple(old["hidden"])  # the network's shape comes from the checkpoint
+            ckpt = load_checkpoint(cfg.out, cfg.game, cfg.options)
+            # the network's shape comes from the checkpoint
+            cfg.hidden = tuple(ckpt["config"]["hidden"])
         else:
             ckpt = None
         _check_config(cfg)
         self.cfg = cfg
         self.game = make_game(cfg.game, **cfg.options)
         g = self.game
-        if cfg.threads:
-            torch.set_num_threads(cfg.threads)
-        torch.set_flush_denormal(True)
-        self.device = torch.device(
-            ("cuda" if torch.cuda.is_available() else "cpu") if cfg.device == "auto" else cfg.device)
+        self.device = torch_device(cfg.device, cfg.threads)
         self.rng = np.random.default_rng(cfg.seed)
         torch.manual_seed(cfg.seed)
-        self.obs_dim = g.layout.size
-        self.feat_dim = g.action_features(np.zeros(1, np.int64)).shape[1]
+        self.obs_dim, self.feat_dim = game_dims(g)
         self.net = QNet(self.obs_dim, self.feat_dim, cfg.hidden).to(self.device)
         self.opp_net = copy.deepcopy(self.net).eval()
         self.opt = torch.optim.Adam(self.net.parameters(), lr=cfg.lr)
@@ -653,12 +568,7 @@ class DMC:
         if list(net.meta.get("hidden", [])) != list(self.cfg.hidden):
             raise ValueError(f"--init {path!r}: hidden sizes {net.meta.get('hidden')} differ from "
                              f"--hidden {list(self.cfg.hidden)}")
-        ws = [np.concatenate([net.w_obs, net.w_act])] + [w for w, _ in net.layers]
-        bs = [net.b0] + [b for _, b in net.layers]
-        with torch.no_grad():
-            for layer, w, b in zip(self.net.layers, ws, bs):
-                layer.weight.copy_(torch.from_numpy(w.T.copy()))
-                layer.bias.copy_(torch.from_numpy(b))
+        self.net.load_numpy(net)
         self.opp_net.load_state_dict(self.net.state_dict())
         if self.cfg.reward_scale != "auto":
             return float(self.cfg.reward_scale)
@@ -696,9 +606,7 @@ class DMC:
         trng = getattr(self.teacher, "rng", None)
         if isinstance(trng, np.random.Generator):
             ckpt["teacher_rng"] = trng.bit_generator.state
-        torch.save(ckpt, path + ".tmp")
-        os.replace(path + ".tmp", path)
-        return path
+        return save_atomic(ckpt, path)
 
     def meta(self) -> dict:
         """Metadata stored in the exported weights."""
@@ -764,11 +672,7 @@ class DMC:
         t = torch.from_numpy(tgt).to(dev)
         q = self.net(o, feats, torch.arange(len(act), device=dev))
         loss = F.mse_loss(q, t)
-        self.opt.zero_grad(set_to_none=True)
-        loss.backward()
-        nn.utils.clip_grad_norm_(self.net.parameters(), self.cfg.grad_clip)
-        self.opt.step()
-        self.counters["updates"] += 1
+        optimizer_step(self, loss, self.cfg.grad_clip)
         self._loss_sum += float(loss.detach())
         self._q_sum += float(q.detach().mean())
         self._loss_n += 1
@@ -815,11 +719,7 @@ class DMC:
             hinge = torch.relu(q_all[B:] + cfg.teacher_margin - q[torch.from_numpy(rows).to(dev)])
             loss = mse + cfg.teacher_margin_weight * hinge.mean()
             self._margin_sum += float(hinge.detach().mean())
-        self.opt.zero_grad(set_to_none=True)
-        loss.backward()
-        nn.utils.clip_grad_norm_(self.net.parameters(), cfg.grad_clip)
-        self.opt.step()
-        self.counters["updates"] += 1
+        optimizer_step(self, loss, cfg.grad_clip)
         self._loss_sum += float(mse.detach())
         self._q_sum += float(q.detach().mean())
         self._loss_n += 1
@@ -851,6 +751,28 @@ class DMC:
             self._push(obs, act, tgt, alt)
             self.counters["samples"] += len(pend)
         self.counters["games"] += 1
+
+    def _observe(self, i: int, moves: np.ndarray) -> tuple[int, int]:
+        """``(k, seat)`` of lockstep game ``i``: its ``k`` legal actions are in
+        ``self._buf[:k]``; with one (``seat`` -1) it is put in ``moves[i]``, otherwise the
+        observation of the seat to move is written to ``self.obs[i]``."""
+        g, s = self.game, self.states[i]
+        k = g.legal(s, self._buf)
+        if k == 1:
+            moves[i] = self._buf[0]
+            return 1, -1
+        c = g.current(s)
+        g.encode(s, c, self.obs[i])
+        return k, c
+
+    def _advance(self, i: int, a: int) -> None:
+        """Play ``a`` in lockstep game ``i``; a finished game is learned from and dealt anew."""
+        g, s = self.game, self.states[i]
+        g.step(s, a)
+        self.cum[i] += g.rewards(s)
+        if g.done(s):
+            self._finish_game(i)
+            self._new_game(i)
 
     def _start_selfplay(self) -> None:
         g, N = self.game, self.cfg.envs
@@ -1029,20 +951,16 @@ class DMC:
         action with probability ``teacher_eps``, otherwise the network's greedy action with
         probability ``teacher_mix``, otherwise the teacher's action; every such decision is a
         sample (its target: the acting seat's Monte-Carlo return)."""
-        g, rng, cfg = self.game, self.rng, self.cfg
+        rng, cfg = self.rng, self.cfg
         N, buf, obs = cfg.envs, self._buf, self.obs
         eps, mix = cfg.teacher_eps, cfg.teacher_mix
         moves = np.empty(N, np.int64)
         learn = np.zeros(N, np.bool_)
         t_games, t_ids, n_games, n_ids = [], [], [], []
         for i in range(N):
-            s = self.states[i]
-            k = g.legal(s, buf)
+            k, c = self._observe(i, moves)
             if k == 1:
-                moves[i] = buf[0]
                 continue
-            c = g.current(s)
-            g.encode(s, c, obs[i])
             self.pending[i].append((obs[i].copy(), 0, c, self.cum[i, c]))
             learn[i] = True
             if rng.random() < eps:
@@ -1071,32 +989,23 @@ class DMC:
                 alts[i] = (int(greedy[nt + j]) if greedy[nt + j] != a_t else -1,
                            int(others[rng.integers(len(others))]))
         for i in range(N):
-            s = self.states[i]
             a = int(moves[i])
             if learn[i]:
                 o, _, c, base = self.pending[i][-1]
                 self.pending[i][-1] = (o, a, c, base, alts[i]) if i in alts else (o, a, c, base)
-            g.step(s, a)
-            self.cum[i] += g.rewards(s)
-            if g.done(s):
-                self._finish_game(i)
-                self._new_game(i)
+            self._advance(i, a)
         self.counters["decisions"] += N
 
     def selfplay_step(self) -> None:
         """Advance every game by one decision (batched forwards), collect finished samples."""
-        g, rng, eps = self.game, self.rng, self.eps_slot
+        rng, eps = self.rng, self.eps_slot
         N, buf, obs = self.cfg.envs, self._buf, self.obs
         moves = np.empty(N, np.int64)
         groups = ([], [], [], []), ([], [], [], [])  # (games, ids, sizes, explore) per network
         for i in range(N):
-            s = self.states[i]
-            k = g.legal(s, buf)
+            k, c = self._observe(i, moves)
             if k == 1:
-                moves[i] = buf[0]
                 continue
-            c = g.current(s)
-            g.encode(s, c, obs[i])
             ls = self.learner_seat[i]
             learner = ls < 0 or ls == c
             gi, gids, gsz, gex = groups[0 if learner else 1]
@@ -1122,12 +1031,7 @@ class DMC:
                     self.pending[i][-1] = (o, a, c, base)
                 moves[i] = a
         for i in range(N):
-            s = self.states[i]
-            g.step(s, int(moves[i]))
-            self.cum[i] += g.rewards(s)
-            if g.done(s):
-                self._finish_game(i)
-                self._new_game(i)
+            self._advance(i, int(moves[i]))
         self.counters["decisions"] += N
 
     # -- evaluation ----------------------------------------------------------------------------
@@ -1138,32 +1042,12 @@ class DMC:
         and the evaluation stops at the first chunk boundary past it (each row says how many
         deals it has; none when not one chunk fitted).  A stop signal during it discards the
         evaluation (returns ``[]``)."""
-        cfg = self.cfg
-        if cfg.eval_deals <= 0:
-            return []
-        t0 = time.perf_counter()
-        seeds = np.random.default_rng(cfg.seed + 7919).integers(_SEED_MAX, size=cfg.eval_deals)
-        self.net.eval()
-        chunk = len(seeds) if deadline is None else max(1, min(25, len(seeds) // 4))
-        try:
-            with (self._stop.abortable() if self._stop is not None else contextlib.nullcontext()):
-                rows = evaluate_against(self.game, self.policy, cfg.eval_agents, seeds,
-                                        seed=cfg.seed + 17, chunk=chunk, deadline=deadline,
-                                        skipped=self._eval_skipped)
-            for res in rows:
-                res.update(train_s=round(self.counters["train_s"], 1),
-                           decisions=self.counters["decisions"], updates=self.counters["updates"])
-        except Stopped:
-            return []
-        finally:
-            self.net.train()
-        self._eval_s = time.perf_counter() - t0
-        self.eval_history.extend(rows)
-        _append_csv(os.path.join(cfg.out, "eval.csv"), rows)
+        n = self.cfg.eval_deals
+        rows = evaluate_network(self, deadline, n if deadline is None else max(1, min(25, n // 4)),
+                                ("decisions", "updates"), self.cfg.game, skipped=self._eval_skipped)
         if self._tb is not None:
             for r in rows:
                 self._tb.add_scalar(f"eval/score_vs_{r['opponent']}", r["score"], self.counters["decisions"])
-        plot_eval(self.eval_history, os.path.join(cfg.out, "eval.png"), cfg.game)
         return rows
 
     # -- main loop -----------------------------------------------------------------------------
@@ -1179,22 +1063,14 @@ class DMC:
         A checkpoint is also written right after the session's first update, so a run killed
         outright (SIGKILL) loses at most the minutes since its latest checkpoint.
         """
-        with StopSignals() as stop:
-            self._stop = stop
-            try:
-                return self._run(stop)
-            finally:
-                self._stop = None
-                self._stop_engine()
+        return run_session(self, cleanup=self._stop_engine)
 
     def _run(self, stop: StopSignals) -> dict:
         cfg = self.cfg
         t_start = time.perf_counter()
         deadline = t_start + 60.0 * cfg.minutes
-        os.makedirs(cfg.out, exist_ok=True)
+        write_config(cfg)
         self._tb = _tensorboard(cfg.out)
-        with open(os.path.join(cfg.out, "config.json"), "w") as f:
-            json.dump(asdict(cfg), f, indent=1, default=str)
         budget = 60.0 * cfg.minutes
         self._start_selfplay()
         if not self.eval_history:  # at most a quarter of the budget
@@ -1207,13 +1083,7 @@ class DMC:
         last_log = last_eval = last_ckpt = t0
         log_dec, log_t = self.counters["decisions"], t0
         self._log_t, self._teacher_s = t0, 0.0
-        bar = None
-        if cfg.progress:
-            from tqdm import tqdm
-
-            bar = tqdm(total=int(budget), unit="s", desc=f"dmc {cfg.game}", dynamic_ncols=True)
-            bar.update(min(int(t0 - t_start), int(budget)))
-        shown = bar.n if bar is not None else 0
+        bar = SessionBar(cfg.progress, budget, f"dmc {cfg.game}", t_start)
         while stop.signum is None:
             now = time.perf_counter()
             self.counters["train_s"] = base_s + (now - t0)
@@ -1237,12 +1107,8 @@ class DMC:
                 rate = (self.counters["decisions"] - log_dec) / max(now - log_t, 1e-9)
                 row = self._log_row(rate)
                 log_dec, log_t, last_log = self.counters["decisions"], now, now
-                if bar is not None:
-                    bar.set_postfix(dec_s=f"{rate:.0f}", loss=f"{row['loss']:.4f}", upd=row["updates"])
-            elapsed = int(time.perf_counter() - t_start)
-            if bar is not None and elapsed > shown:
-                bar.update(min(elapsed, int(budget)) - shown)
-                shown = min(elapsed, int(budget))
+                bar.postfix(dec_s=f"{rate:.0f}", loss=f"{row['loss']:.4f}", upd=row["updates"])
+            bar.tick()
             # a periodic evaluation only when the final one still fits after it
             if (now - last_eval >= cfg.eval_interval_s()
                     and time.perf_counter() + 2 * reserve < deadline):
@@ -1251,8 +1117,7 @@ class DMC:
             if now - last_ckpt >= 60.0 * cfg.ckpt_minutes:
                 self.save_checkpoint()
                 last_ckpt = time.perf_counter()
-        if bar is not None:
-            bar.close()
+        bar.close()
         self.counters["train_s"] = base_s + (time.perf_counter() - t0)
         elapsed = time.perf_counter() - t0
         rate = (self.counters["decisions"] - log_dec) / max(time.perf_counter() - log_t, 1e-9)
@@ -1266,9 +1131,8 @@ class DMC:
         if self._tb is not None:
             self._tb.close()
         if stop.signum is not None:
-            print(f"[dmc] stopped by {stop.name} after {self.counters['updates']} updates: "
-                  f"checkpoint {ckpt}, weights {weights}; continue with --resume",
-                  file=sys.stderr, flush=True)
+            print_stopped("dmc", stop, f"{self.counters['updates']} updates",
+                          f"checkpoint {ckpt}, weights {weights}")
         return {"checkpoint": ckpt, "weights": weights, "eval": final, "session_s": elapsed,
                 "stopped": stop.name, **self.counters}
 
@@ -1287,7 +1151,7 @@ class DMC:
                "margin_loss": self._margin_sum / n if self._loss_n else float("nan")}
         self._margin_sum = 0.0
         self._loss_sum, self._loss_n, self._q_sum = 0.0, 0, 0.0
-        _append_csv(os.path.join(self.cfg.out, "log.csv"), [row])
+        append_csv(os.path.join(self.cfg.out, "log.csv"), [row])
         if self._tb is not None:
             for k in ("loss", "q_mean", "dec_per_s", "teacher_frac"):
                 if not math.isnan(row[k]):
@@ -1304,21 +1168,6 @@ class DMC:
 # ---------------------------------------------------------------------------------------------
 # files
 # ---------------------------------------------------------------------------------------------
-def _append_csv(path: str, rows: list[dict]) -> None:
-    if not rows:
-        return
-    new = not os.path.exists(path)
-    fields = list(rows[0])
-    if not new:  # keep the columns of an existing file (a run resumed by another version)
-        with open(path, newline="") as f:
-            fields = next(csv.reader(f), None) or fields
-    with open(path, "a", newline="") as f:
-        w = csv.DictWriter(f, fieldnames=fields, extrasaction="ignore")
-        if new:
-            w.writeheader()
-        w.writerows(rows)
-
-
 def _tensorboard(out: str):
     try:
         from torch.utils.tensorboard import SummaryWriter
@@ -1327,54 +1176,9 @@ def _tensorboard(out: str):
     return SummaryWriter(os.path.join(out, "tb"))
 
 
-def plot_eval(history: list[dict], path: str, game: str) -> None:
-    """PNG of evaluation score and win rate (95% CI bars) over training minutes, per opponent."""
-    if not history:
-        return
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(10, 4))
-    for name in dict.fromkeys(r["opponent"] for r in history):
-        rs = [r for r in history if r["opponent"] == name]
-        x = [r["train_s"] / 60 for r in rs]
-        ax1.errorbar(x, [r["score"] for r in rs], yerr=[r["score_ci"] for r in rs], marker="o",
-                     capsize=3, label=f"vs {name}")
-        ax2.errorbar(x, [r["win_rate"] for r in rs], yerr=[r["win_ci"] for r in rs], marker="o",
-                     capsize=3, label=f"vs {name}")
-    ax1.axhline(0, color="grey", lw=0.8)
-    ax1.set(xlabel="training minutes", ylabel="mean score per deal (duplicate)", title=f"{game}: score")
-    ax2.set(xlabel="training minutes", ylabel="win rate", title=f"{game}: win rate")
-    ax1.legend()
-    ax2.legend()
-    fig.tight_layout()
-    fig.savefig(path, dpi=100)
-    plt.close(fig)
-
-
 # ---------------------------------------------------------------------------------------------
 # command line
 # ---------------------------------------------------------------------------------------------
-
-
-def run_parser(module: str, doc: str, minutes: float, seed: int,
-               covers: str) -> argparse.ArgumentParser:
-    """The arguments every trainer's command line shares (``python -m train.MODULE``): the
-    game, ``--out`` (default ``runs/MODULE_GAME``), ``--minutes`` (``covers``: what its
-    budget includes, for the help), ``--resume``, ``--option`` and ``--seed``."""
-    p = argparse.ArgumentParser(prog=f"python -m train.{module}", description=doc.split("\n\n")[0])
-    p.add_argument("game", help="registry name (cardenvs.GAMES)")
-    p.add_argument("--out", default=None, help=f"output dir (default runs/{module}_GAME)")
-    p.add_argument("--minutes", type=float, default=minutes,
-                   help=f"wall-clock minutes of this session, everything included ({covers}); "
-                        f"SIGTERM / Ctrl-C stop early, writing the checkpoint")
-    p.add_argument("--resume", action="store_true", help="continue from OUT/checkpoint.pt")
-    p.add_argument("--option", "-o", action="append", type=parse_option, default=[],
-                   metavar="KEY=VALUE", help="a game option (repeatable)")
-    p.add_argument("--seed", type=int, default=seed)
-    return p
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -1443,13 +1247,12 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def config_from_args(a: argparse.Namespace) -> Config:
-    scale = a.reward_scale if a.reward_scale == "auto" else float(a.reward_scale)
     return Config(
         game=a.game, options=dict(a.option), out=a.out or os.path.join("runs", f"dmc_{a.game}"),
         minutes=a.minutes, seed=a.seed, envs=a.envs,
-        hidden=tuple(int(h) for h in a.hidden.split(",") if h.strip()), lr=a.lr, batch=a.batch,
+        hidden=parse_hidden(a.hidden), lr=a.lr, batch=a.batch,
         eps=a.eps, eps_alpha=a.eps_alpha, pool_size=a.pool_size, pool_frac=a.pool_frac, refresh=a.refresh,
-        reward_scale=scale, eval_agents=tuple(x for x in a.eval_agents.split(",") if x),
+        reward_scale=parse_scale(a.reward_scale), eval_agents=parse_names(a.eval_agents),
         eval_deals=a.eval_deals, eval_minutes=a.eval_minutes, ckpt_minutes=a.ckpt_minutes, log_seconds=a.log_seconds,
         device=a.device, threads=a.threads, max_updates=a.max_updates, progress=not a.no_progress,
         teacher=None if a.teacher in (None, "", "none") else a.teacher, teacher_eps=a.teacher_eps,
@@ -1470,9 +1273,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     res = trainer.run()
     if a.export:
         trainer.export(a.export)
-    print(json.dumps({k: v for k, v in res.items() if k != "eval"}, default=str))
-    # the shell's convention for a process ended by a signal: 128 + its number
-    return 128 + int(signal.Signals[res["stopped"]]) if res["stopped"] else 0
+    return finish(res, "eval")
 
 
 if __name__ == "__main__":

@@ -43,8 +43,6 @@ Run ``python -m train.exit GAME --minutes 10 --out runs/exit_GAME``.
 from __future__ import annotations
 
 import argparse
-import contextlib
-import json
 import os
 import sys
 import time
@@ -57,10 +55,12 @@ from torch.nn import functional as F
 
 from cardenvs.arena import agents_module
 
-from .dmc import (
-    QNet, StopSignals, Stopped, TorchPolicy, _append_csv, evaluate_against, export_weights,
-    plot_eval, random_return_scale, run_parser, truncate_csv,
+from .common import (
+    SessionBar, StopSignals, append_csv, check_common, eval_interval_s, evaluate_network,
+    finish, game_dims, optimizer_step, parse_hidden, parse_names, parse_scale, print_stopped,
+    run_parser, run_session, save_atomic, truncate_csv, write_config,
 )
+from .dmc import QNet, TorchPolicy, export_weights, random_return_scale
 
 _SEED_MAX = 2**62
 #: candidates stored per decision (more are cut; searches rarely score more than ~12)
@@ -99,16 +99,11 @@ class ExitConfig:
     progress: bool = True
 
     def eval_interval_s(self) -> float:
-        if self.eval_minutes is not None:
-            return 60.0 * self.eval_minutes
-        return 60.0 * min(15.0, max(0.5, self.minutes / 5.0))
+        return eval_interval_s(self.minutes, self.eval_minutes, 5.0)
 
 
 def _check(cfg: ExitConfig) -> None:
-    from cardenvs.api import GAMES
-
-    if cfg.game not in GAMES:
-        raise ValueError(f"unknown game {cfg.game!r}; known games: {', '.join(GAMES)}")
+    check_common(cfg)
     for name in ("batch", "rollouts", "candidates", "games", "buffer"):
         v = getattr(cfg, name)
         if isinstance(v, bool) or not isinstance(v, int) or v < 1:
@@ -117,17 +112,12 @@ def _check(cfg: ExitConfig) -> None:
         v = getattr(cfg, name)
         if isinstance(v, bool) or not isinstance(v, int) or v < 0:
             raise ValueError(f"{name} must be an int >= 0, got {v!r}")
-    if not cfg.hidden or any(int(h) < 1 for h in cfg.hidden):
-        raise ValueError(f"hidden sizes must be positive ints, got {cfg.hidden!r}")
     if not 0.0 <= cfg.explore <= 1.0:
         raise ValueError(f"explore must lie in [0, 1], got {cfg.explore!r}")
     if cfg.minutes < 0 or cfg.lr <= 0 or cfg.value_weight < 0 or cfg.policy_weight < 0:
         raise ValueError("minutes, value_weight and policy_weight must be >= 0 and lr > 0")
     if not cfg.temperature > 0:
         raise ValueError(f"temperature must be > 0, got {cfg.temperature!r}")
-    if cfg.reward_scale != "auto" and not float(cfg.reward_scale) > 0:
-        raise ValueError(f"reward_scale must be 'auto' or a positive number, got "
-                         f"{cfg.reward_scale!r}")
 
 
 def load_numpy_weights(net: QNet, path: str) -> dict:
@@ -135,16 +125,13 @@ def load_numpy_weights(net: QNet, path: str) -> dict:
     into ``net``, which must have its sizes; returns the file's metadata."""
     QNetwork = agents_module("trained").QNetwork
     qn = QNetwork(path)
-    layers = [(np.concatenate([qn.w_obs, qn.w_act]), qn.b0), *qn.layers]
-    shapes = [tuple(w.shape) for w, _ in layers]
+    shapes = [(qn.w_obs.shape[0] + qn.w_act.shape[0], qn.w_obs.shape[1]),
+              *(tuple(w.shape) for w, _ in qn.layers)]
     want = [(m.in_features, m.out_features) for m in net.layers]
     if shapes != want:
         raise ValueError(f"{path!r} holds layers {shapes}; the network has {want} (give the "
                          f"file's hidden sizes, {qn.meta.get('hidden')})")
-    with torch.no_grad():
-        for m, (w, b) in zip(net.layers, layers):
-            m.weight.copy_(torch.from_numpy(np.ascontiguousarray(w.T)))
-            m.bias.copy_(torch.from_numpy(b))
+    net.load_numpy(qn)
     return qn.meta
 
 
@@ -214,8 +201,7 @@ class ExIt:
         self.cfg = cfg
         self.game = make_game(cfg.game, **cfg.options)
         g = self.game
-        self.obs_dim = g.layout.size
-        self.feat_dim = g.action_features(np.zeros(1, np.int64)).shape[1]
+        self.obs_dim, self.feat_dim = game_dims(g)
         self.rng = np.random.default_rng(cfg.seed)
         torch.manual_seed(cfg.seed)
         self.net = QNet(self.obs_dim, self.feat_dim, cfg.hidden)
@@ -273,10 +259,7 @@ class ExIt:
               "counters": dict(self.counters), "scale": self.scale,
               "rng": self.rng.bit_generator.state, "eval_history": self.eval_history,
               "expert_rng": getattr(self, "expert", None) and self.expert.rng.bit_generator.state}
-        tmp = self.ckpt_path + ".tmp"
-        torch.save(ck, tmp)
-        os.replace(tmp, self.ckpt_path)
-        return self.ckpt_path
+        return save_atomic(ck, self.ckpt_path)
 
     def _load(self) -> None:
         if not os.path.exists(self.ckpt_path):
@@ -381,11 +364,7 @@ class ExIt:
         p = torch.softmax(target, 1)
         ce = -(p * torch.log_softmax(logits, 1)).sum(1).mean()
         loss = loss + self.cfg.policy_weight * ce
-        self.opt.zero_grad()
-        loss.backward()
-        torch.nn.utils.clip_grad_norm_(self.net.parameters(), 10.0)
-        self.opt.step()
-        self.counters["updates"] += 1
+        optimizer_step(self, loss, 10.0)
         return float(loss.detach())
 
     # -- evaluation ------------------------------------------------------------------------------
@@ -393,28 +372,9 @@ class ExIt:
         """The greedy network alone against each ``eval_agents`` agent over ``eval_deals``
         duplicate deals (fewer when ``deadline`` comes first; dropped on a stop signal)."""
         cfg = self.cfg
-        if cfg.eval_deals <= 0:
-            return []
-        t0 = time.perf_counter()
-        seeds = np.random.default_rng(cfg.seed + 7919).integers(_SEED_MAX, size=cfg.eval_deals)
-        self.net.eval()
-        try:
-            with (self._stop.abortable() if self._stop is not None else contextlib.nullcontext()):
-                rows = evaluate_against(self.game, self.policy, cfg.eval_agents, seeds,
-                                        seed=cfg.seed + 17, chunk=max(1, min(25, len(seeds) // 2)),
-                                        deadline=deadline, tag="exit")
-            for res in rows:
-                res.update(train_s=round(self.counters["train_s"], 1),
-                           iterations=self.counters["iterations"],
-                           decisions=self.counters["decisions"], updates=self.counters["updates"])
-        except Stopped:
-            return []
-        finally:
-            self.net.train()
-        self._eval_s = time.perf_counter() - t0
-        self.eval_history.extend(rows)
-        _append_csv(os.path.join(cfg.out, "eval.csv"), rows)
-        plot_eval(self.eval_history, os.path.join(cfg.out, "eval.png"), f"{cfg.game} (ExIt)")
+        rows = evaluate_network(self, deadline, max(1, min(25, cfg.eval_deals // 2)),
+                                ("iterations", "decisions", "updates"), f"{cfg.game} (ExIt)",
+                                tag="exit")
         for r in rows:
             print(f"[exit] {cfg.game} iteration {r['iterations']}, {r['train_s'] / 60:.1f} min: "
                   f"network vs {r['opponent']} {r['score']:+.2f} ± {r['score_ci']:.2f} per deal "
@@ -425,12 +385,7 @@ class ExIt:
     def run(self) -> dict:
         """Iterate within ``cfg.minutes`` (module docstring); returns the counters, the final
         evaluation, the files and ``"stopped"`` (the signal's name, or ``None``)."""
-        with StopSignals() as stop:
-            self._stop = stop
-            try:
-                return self._run(stop)
-            finally:
-                self._stop = None
+        return run_session(self)
 
     def _run(self, stop: StopSignals) -> dict:
         cfg = self.cfg
@@ -438,20 +393,14 @@ class ExIt:
         deadline = t_start + 60.0 * cfg.minutes
         if getattr(self, "_expert_rng", None):
             self.expert.rng.bit_generator.state = self._expert_rng
-        with open(os.path.join(cfg.out, "config.json"), "w") as f:
-            json.dump(asdict(cfg), f, indent=1, default=str)
+        write_config(cfg)
         if not self.eval_history:
             self.evaluate(deadline=t_start + 0.2 * 60.0 * cfg.minutes)
         base_s = self.counters["train_s"]
         t0 = last_eval = time.perf_counter()
         iters0 = self.counters["iterations"]
         evaluated_at = self.counters["updates"]
-        bar = None
-        if cfg.progress:
-            from tqdm import tqdm
-
-            bar = tqdm(total=int(60 * cfg.minutes), unit="s", desc=f"exit {cfg.game}",
-                       dynamic_ncols=True)
+        bar = SessionBar(cfg.progress, 60 * cfg.minutes, f"exit {cfg.game}", t_start)
         while stop.signum is None:
             now = time.perf_counter()
             reserve = 1.2 * self._eval_s + 2.0
@@ -474,23 +423,20 @@ class ExIt:
             self.counters["train_s"] = base_s + (time.perf_counter() - t0)
             self.export()
             self.expert.set_weights(self.weights_path)
-            _append_csv(os.path.join(cfg.out, "log.csv"), [{
+            append_csv(os.path.join(cfg.out, "log.csv"), [{
                 "iteration": self.counters["iterations"], "train_s": round(self.counters["train_s"], 1),
                 "games": self.counters["games"], "decisions": self.counters["decisions"],
                 "updates": self.counters["updates"], "loss": round(self.loss, 5),
                 "searched_dec_per_s": round((self.counters["decisions"] - dec0) / max(t_play, 1e-9), 1)}])
             self.save_checkpoint()
-            if bar is not None:
-                bar.n = min(int(time.perf_counter() - t_start), bar.total)
-                bar.set_postfix(it=self.counters["iterations"], dec=self.counters["decisions"],
-                                loss=f"{self.loss:.4f}")
-                bar.refresh()
+            bar.postfix(it=self.counters["iterations"], dec=self.counters["decisions"],
+                        loss=f"{self.loss:.4f}")
+            bar.tick()
             if (time.perf_counter() - last_eval >= cfg.eval_interval_s()
                     and time.perf_counter() + 2 * reserve < deadline):
                 self.evaluate(deadline=deadline - reserve)
                 last_eval, evaluated_at = time.perf_counter(), self.counters["updates"]
-        if bar is not None:
-            bar.close()
+        bar.close()
         self.counters["train_s"] = base_s + (time.perf_counter() - t0)
         final = []
         if stop.signum is None and self.counters["updates"] != evaluated_at:
@@ -498,9 +444,8 @@ class ExIt:
         ckpt = self.save_checkpoint()
         weights = self.export()
         if stop.signum is not None:
-            print(f"[exit] stopped by {stop.name} after {self.counters['iterations']} iterations: "
-                  f"checkpoint {ckpt}, weights {weights}; continue with --resume",
-                  file=sys.stderr, flush=True)
+            print_stopped("exit", stop, f"{self.counters['iterations']} iterations",
+                          f"checkpoint {ckpt}, weights {weights}")
         return {"checkpoint": ckpt, "weights": weights, "eval": final, "stopped": stop.name,
                 "session_s": time.perf_counter() - t_start, **self.counters}
 
@@ -546,7 +491,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: Optional[Sequence[str]] = None) -> int:
     a = build_parser().parse_args(argv)
-    hidden = tuple(int(h) for h in a.hidden.split(",") if h)
+    hidden = parse_hidden(a.hidden)
     if a.init is not None:
         try:
             hidden = tuple(agents_module("trained").QNetwork(a.init).meta["hidden"])
@@ -560,8 +505,8 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         net_candidates=a.net_candidates, games=a.games, updates=a.updates, buffer=a.buffer,
         value_weight=a.value_weight, policy_weight=a.policy_weight,
         temperature=a.temperature, explore=a.explore,
-        reward_scale=a.reward_scale if a.reward_scale == "auto" else float(a.reward_scale),
-        eval_agents=tuple(x for x in a.eval_agents.split(",") if x), eval_deals=a.eval_deals,
+        reward_scale=parse_scale(a.reward_scale),
+        eval_agents=parse_names(a.eval_agents), eval_deals=a.eval_deals,
         eval_minutes=a.eval_minutes, threads=a.threads, max_iterations=a.max_iterations,
         progress=not a.no_progress)
     try:
@@ -569,12 +514,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     except ValueError as e:
         print(f"python -m train.exit: {e}", file=sys.stderr)
         return 2
-    print(json.dumps({k: v for k, v in res.items() if k != "eval"}, default=str))
-    if res["stopped"]:
-        import signal
-
-        return 128 + int(getattr(signal, res["stopped"]))
-    return 0
+    return finish(res, "eval")
 
 
 if __name__ == "__main__":

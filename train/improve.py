@@ -60,10 +60,8 @@ Run ``python -m train.improve GAME --minutes 30 --out runs/improve_GAME``.
 from __future__ import annotations
 
 import argparse
-import json
 import math
 import os
-import signal
 import sys
 import time
 from dataclasses import asdict, dataclass, field
@@ -75,9 +73,13 @@ from torch.nn import functional as F
 
 from cardenvs.arena import agents_module
 
+from .common import (
+    SessionBar, StopSignals, Stopped, append_csv, finish, game_dims, load_checkpoint,
+    optimizer_step, parse_hidden, parse_scale, print_stopped, run_parser, run_session,
+    save_atomic, torch_device, truncate_csv, write_config,
+)
 from .dmc import (
-    QNet, StopSignals, Stopped, TorchPolicy, _append_csv, duplicate_returns, export_weights,
-    make_eval_agent, random_return_scale, run_parser, truncate_csv,
+    QNet, TorchPolicy, duplicate_returns, export_weights, make_eval_agent, random_return_scale,
 )
 
 _trained = agents_module("trained")
@@ -157,18 +159,13 @@ class Improve:
         cfg.check()
         self.cfg = cfg
         self.game = g = make_game(cfg.game, **cfg.options)
-        if cfg.threads:
-            torch.set_num_threads(cfg.threads)
-        torch.set_flush_denormal(True)
-        self.device = torch.device(
-            ("cuda" if torch.cuda.is_available() else "cpu") if cfg.device == "auto" else cfg.device)
+        self.device = torch_device(cfg.device, cfg.threads)
         self.rng = np.random.default_rng(cfg.seed)
         torch.manual_seed(cfg.seed)
         self.teacher, reason = make_eval_agent(cfg.teacher, g, seed=cfg.seed + 31)
         if self.teacher is None:
             raise ValueError(f"teacher {cfg.teacher!r} cannot be used: {reason}")
-        self.obs_dim = g.layout.size
-        self.feat_dim = g.action_features(np.zeros(1, np.int64)).shape[1]
+        self.obs_dim, self.feat_dim = game_dims(g)
         self.net = QNet(self.obs_dim, self.feat_dim, cfg.hidden).to(self.device)
         self.opt = torch.optim.Adam(self.net.parameters(), lr=cfg.lr)
         self.counters = {"deals": 0, "decisions": 0, "rollouts": 0, "updates": 0, "train_s": 0.0,
@@ -177,13 +174,8 @@ class Improve:
         self._lbuf = np.empty(g.n_actions, np.int64)
         self._obs = np.zeros(self.obs_dim, np.float32)
         self._loss = []
-        path = os.path.join(cfg.out, "checkpoint.pt")
         if resume:
-            if not os.path.exists(path):
-                raise ValueError(f"--resume: no checkpoint at {path!r}")
-            ck = torch.load(path, map_location="cpu", weights_only=False)
-            if ck["config"]["game"] != cfg.game or ck["config"]["options"] != cfg.options:
-                raise ValueError(f"the checkpoint in {cfg.out!r} is for another game or options")
+            ck = load_checkpoint(cfg.out, cfg.game, cfg.options)
             self.net.load_state_dict(ck["net"])
             self.opt.load_state_dict(ck["optimizer"])
             self.counters.update(ck["counters"])
@@ -307,11 +299,7 @@ class Improve:
         pair = ((adv_pred - adv_tgt) ** 2 * m).sum() / m.sum().clamp(min=1.0)
         level = F.mse_loss(q[:, 0], r[:, 0])
         loss = pair + cfg.anchor * level
-        self.opt.zero_grad()
-        loss.backward()
-        torch.nn.utils.clip_grad_norm_(self.net.parameters(), 10.0)
-        self.opt.step()
-        self.counters["updates"] += 1
+        optimizer_step(self, loss, 10.0)
         return float(pair.detach())
 
     # -- choosing the margin ---------------------------------------------------------------------
@@ -373,11 +361,9 @@ class Improve:
     def save_checkpoint(self) -> None:
         os.makedirs(self.cfg.out, exist_ok=True)
         path = os.path.join(self.cfg.out, "checkpoint.pt")
-        torch.save({"config": asdict(self.cfg), "net": self.net.state_dict(),
-                    "optimizer": self.opt.state_dict(), "counters": self.counters,
-                    "np_rng": self.rng.bit_generator.state, "reward_scale": self.scale},
-                   path + ".tmp")
-        os.replace(path + ".tmp", path)
+        save_atomic({"config": asdict(self.cfg), "net": self.net.state_dict(),
+                     "optimizer": self.opt.state_dict(), "counters": self.counters,
+                     "np_rng": self.rng.bit_generator.state, "reward_scale": self.scale}, path)
 
     def export(self, margins: tuple[float, float, float], path: Optional[str] = None) -> str:
         """Write the weights with the prior's name and the ``(play, other, pass)`` margins."""
@@ -427,17 +413,14 @@ class Improve:
         so).  SIGTERM / SIGINT stop the session: the checkpoint is written and ``run`` returns
         with ``"stopped"`` set (no selection, no weights; ``--resume`` continues).  A
         checkpoint is also written right after the session's first update."""
-        with StopSignals() as stop:
-            return self._run(stop)
+        return run_session(self)
 
     def _run(self, stop: StopSignals) -> dict:
         cfg = self.cfg
         t_start = time.perf_counter()
         budget = 60.0 * cfg.minutes
         deadline = t_start + budget
-        os.makedirs(cfg.out, exist_ok=True)
-        with open(os.path.join(cfg.out, "config.json"), "w") as f:
-            json.dump(asdict(cfg), f, indent=1, default=str)
+        write_config(cfg)
         select_s = self._selection_seconds()
         if select_s > budget / 2 and cfg.select_deals > 1:
             fit = max(1, int(cfg.select_deals * (budget / 2) / select_s))
@@ -454,13 +437,7 @@ class Improve:
         saved = False
         owed = 0.0
         last_log = t0
-        bar = None
-        if cfg.progress:
-            from tqdm import tqdm
-
-            bar = tqdm(total=int(budget), unit="s", desc=f"improve {cfg.game}", dynamic_ncols=True)
-            bar.update(min(int(t0 - t_start), int(budget)))
-        shown = bar.n if bar is not None else 0
+        bar = SessionBar(cfg.progress, budget, f"improve {cfg.game}", t_start)
         while stop.signum is None:
             now = time.perf_counter()
             self.counters["train_s"] = base_s + (now - t0)
@@ -477,14 +454,9 @@ class Improve:
             if now - last_log >= cfg.log_seconds:
                 row = self._log_row()
                 last_log = now
-                if bar is not None:
-                    bar.set_postfix(dec=row["decisions"], upd=row["updates"], loss=f"{row['pair_loss']:.4f}")
-            elapsed = int(time.perf_counter() - t_start)
-            if bar is not None and elapsed > shown:
-                bar.update(min(elapsed, int(budget)) - shown)
-                shown = min(elapsed, int(budget))
-        if bar is not None:
-            bar.close()
+                bar.postfix(dec=row["decisions"], upd=row["updates"], loss=f"{row['pair_loss']:.4f}")
+            bar.tick()
+        bar.close()
         self.counters["train_s"] = base_s + (time.perf_counter() - t0)
         self._log_row()
         self.save_checkpoint()
@@ -495,13 +467,13 @@ class Improve:
             except Stopped:
                 pass
         if stop.signum is not None:
-            print(f"[improve] stopped by {stop.name} after {self.counters['updates']} updates: "
-                  f"checkpoint {os.path.join(cfg.out, 'checkpoint.pt')} (no margin selection, "
-                  f"no weights); continue with --resume", file=sys.stderr, flush=True)
+            print_stopped("improve", stop, f"{self.counters['updates']} updates",
+                          f"checkpoint {os.path.join(cfg.out, 'checkpoint.pt')} (no margin "
+                          f"selection, no weights)")
             return {"weights": None, "margin": None, "margins": [], "stopped": stop.name,
                     **self.counters}
         if rows:
-            _append_csv(os.path.join(cfg.out, "margins.csv"), rows)
+            append_csv(os.path.join(cfg.out, "margins.csv"), rows)
             plot_margins(rows, os.path.join(cfg.out, "margins.png"), cfg.game, cfg.teacher)
             for r in rows:
                 print(f"[improve] margins play {r['play']:g}, other {r['other']:g}, pass {r['pass']:g}: "
@@ -519,7 +491,7 @@ class Improve:
                **{k: v for k, v in self.counters.items() if k != "train_s"},
                "pair_loss": float(np.mean(self._loss)) if self._loss else float("nan")}
         self._loss = []
-        _append_csv(os.path.join(self.cfg.out, "log.csv"), [row])
+        append_csv(os.path.join(self.cfg.out, "log.csv"), [row])
         return row
 
 
@@ -598,9 +570,9 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         cfg = ImproveConfig(
             game=a.game, options=dict(a.option), out=a.out or os.path.join("runs", f"improve_{a.game}"),
             minutes=a.minutes, seed=a.seed, teacher=a.teacher, alts=a.alts, decisions=a.decisions,
-            hidden=tuple(int(h) for h in a.hidden.split(",") if h.strip()), lr=a.lr, batch=a.batch,
+            hidden=parse_hidden(a.hidden), lr=a.lr, batch=a.batch,
             buffer=a.buffer, reuse=a.reuse, anchor=a.anchor,
-            reward_scale=a.reward_scale if a.reward_scale == "auto" else float(a.reward_scale),
+            reward_scale=parse_scale(a.reward_scale),
             margins=tuple(float(m) for m in a.margins.split(",") if m.strip()),
             select_deals=a.select_deals, threads=a.threads, device=a.device, progress=not a.no_progress)
         trainer = Improve(cfg, resume=a.resume)
@@ -610,9 +582,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     res = trainer.run()
     if a.export and not res["stopped"]:
         trainer.export(res["margin"], a.export)
-    print(json.dumps({k: v for k, v in res.items() if k != "margins"}, default=str))
-    # the shell's convention for a process ended by a signal: 128 + its number
-    return 128 + int(signal.Signals[res["stopped"]]) if res["stopped"] else 0
+    return finish(res, "margins")
 
 
 if __name__ == "__main__":

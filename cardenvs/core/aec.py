@@ -28,7 +28,7 @@ Conventions shared by every game:
 
 from __future__ import annotations
 
-from typing import Any, Optional
+from typing import Any, Callable, Optional
 
 import numpy as np
 from gymnasium import spaces
@@ -36,7 +36,7 @@ from gymnasium.utils import EzPickle
 from pettingzoo import AECEnv
 
 from .game import Game
-from .options import check_seed
+from .options import check_seed, set_env_args
 
 _MAX_SEED = 2**63 - 1
 _SNAPSHOT_KEYS = ("state", "agents", "rewards", "cumulative", "terminations", "truncations",
@@ -60,6 +60,20 @@ class CardEnv(AECEnv, EzPickle):
 
     metadata = {"render_modes": ["ansi", "human"], "name": "cardenv_v0", "is_parallelizable": False}
     game_class: type = Game
+    #: the registry name of the game (:mod:`cardenvs.registry`), set by the class keyword of a
+    #: game's environment: ``class raw_env(CardEnv, game="wakeng")``
+    game_name: Optional[str] = None
+
+    def __init_subclass__(cls, game: Optional[str] = None, **kwargs: Any) -> None:
+        """``class raw_env(CardEnv, game=NAME)``: the environment of registered game ``NAME``
+        (its ``metadata["name"]`` is the registry's ``env_module``, :meth:`make_game` builds
+        the registry's game class)."""
+        super().__init_subclass__(**kwargs)
+        if game is not None:
+            from ..registry import spec
+
+            cls.game_name = game
+            cls.metadata = {**cls.metadata, "name": spec(game).env_module}
 
     def __init__(self, render_mode: Optional[str] = None, illegal: str = "lose",
                  illegal_reward: float = -1.0, info_legal_actions: bool = False,
@@ -68,20 +82,7 @@ class CardEnv(AECEnv, EzPickle):
                           illegal_reward=illegal_reward, info_legal_actions=info_legal_actions,
                           **options)
         super().__init__()
-        if render_mode is not None and render_mode not in self.metadata["render_modes"]:
-            raise ValueError(f"render_mode={render_mode!r}; choose from {self.metadata['render_modes']}")
-        if illegal not in ("lose", "raise"):
-            raise ValueError(f"illegal={illegal!r}; choose 'lose' (PettingZoo's behaviour) or 'raise'")
-        if isinstance(illegal_reward, (bool, np.bool_)) or not isinstance(
-                illegal_reward, (int, float, np.integer, np.floating)):
-            raise TypeError(f"illegal_reward must be a number, got {type(illegal_reward).__name__}")
-        if not isinstance(info_legal_actions, (bool, np.bool_)):
-            raise TypeError(f"info_legal_actions must be a bool, got "
-                            f"{type(info_legal_actions).__name__}")
-        self.info_legal_actions = bool(info_legal_actions)
-        self.render_mode = render_mode
-        self.illegal = illegal
-        self.illegal_reward = float(illegal_reward)
+        set_env_args(self, render_mode, illegal, illegal_reward, info_legal_actions)
         self.game: Game = self.make_game(**options)
         g = self.game
         n = g.n_players
@@ -110,8 +111,14 @@ class CardEnv(AECEnv, EzPickle):
 
     # -- construction hook -----------------------------------------------------------------------
     @classmethod
-    def make_game(cls, **options) -> Game:  # pragma: no cover - per game
-        raise NotImplementedError
+    def make_game(cls, **options) -> Game:
+        """A new game of this environment with ``options`` (the registry's game class)."""
+        if cls.game_name is None:
+            raise NotImplementedError(f"{cls.__name__} names no game: declare it as "
+                                      f"class {cls.__name__}(CardEnv, game=NAME)")
+        from ..registry import spec
+
+        return spec(cls.game_name).make(**options)
 
     # -- spaces ------------------------------------------------------------------------------------
     def observation_space(self, agent: str):
@@ -394,3 +401,23 @@ class CardEnv(AECEnv, EzPickle):
             self.set_state(snap)
         if rng is not None:
             self.np_random.bit_generator.state = rng
+
+
+def env_function(raw_env: type) -> Callable[..., CardEnv]:
+    """The ``env()`` function of a game's environment page (``cardenvs/<game>_v0.py``):
+    ``env = env_function(raw_env)`` there.  It pickles by name as ``<module>.env``."""
+
+    def env(**kwargs: Any) -> CardEnv:
+        """Create the environment (PettingZoo convention; no wrappers are needed or added)."""
+        return raw_env(**kwargs)
+
+    env.__module__ = raw_env.__module__
+    env.__qualname__ = "env"
+    env.__annotations__ = {"kwargs": Any, "return": raw_env}
+    return env
+
+
+def env_doc(doc: str, layout: Any) -> str:
+    """A game environment page's module docstring with its observation table: ``{layout}``
+    becomes ``layout.markdown()`` and ``{obs_size}`` its size (``1,234``)."""
+    return doc.replace("{layout}", layout.markdown()).replace("{obs_size}", f"{layout.size:,}")

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Iterable
+from typing import Iterable, Optional
 
 import numpy as np
 
@@ -59,3 +59,27 @@ def checked_options(values: dict, defaults: dict, allowed: dict) -> dict:
             check_choice(name, v, allowed[name])
             out[name] = v
     return out
+
+
+def set_env_args(env, render_mode: Optional[str], illegal: str, illegal_reward: float,
+                 info_legal_actions: bool) -> None:
+    """Check the arguments every cardenvs environment takes (:class:`cardenvs.core.aec.CardEnv`, the
+    single-agent :class:`cardenvs.wrappers.SeatEnv`) and set them on ``env``:
+    ``render_mode`` (one of ``env.metadata["render_modes"]`` or ``None``), ``illegal``
+    (``"lose"`` or ``"raise"``), ``illegal_reward`` (a number, stored as a float) and
+    ``info_legal_actions`` (a bool).  A ``ValueError`` / ``TypeError`` names a bad one."""
+    modes = env.metadata["render_modes"]
+    if render_mode is not None and render_mode not in modes:
+        raise ValueError(f"render_mode={render_mode!r}; choose from {modes}")
+    if illegal not in ("lose", "raise"):
+        raise ValueError(f"illegal={illegal!r}; choose 'lose' (PettingZoo's behaviour) or 'raise'")
+    if isinstance(illegal_reward, (bool, np.bool_)) or not isinstance(
+            illegal_reward, (int, float, np.integer, np.floating)):
+        raise TypeError(f"illegal_reward must be a number, got {type(illegal_reward).__name__}")
+    if not isinstance(info_legal_actions, (bool, np.bool_)):
+        raise TypeError(f"info_legal_actions must be a bool, got "
+                        f"{type(info_legal_actions).__name__}")
+    env.info_legal_actions = bool(info_legal_actions)
+    env.render_mode = render_mode
+    env.illegal = illegal
+    env.illegal_reward = float(illegal_reward)
