@@ -8,7 +8,12 @@ process compiled it again: about 15 s per game even with a warm cache.
 :func:`specialize` writes, once per game's kernel set, a small module holding the template's
 source with its kernel parameters (those named ``k_*``) turned into module globals imported
 from the game's kernel module, decorated ``@njit(cache=True)``, and imports it; numba then
-caches its machine code like any other function, and a new process loads it from there.  The
+caches its machine code like any other function, and a new process loads it from there.
+Every function the template calls (directly or through others) that takes kernel parameters
+too, such as the rollout policy's scorers under the rollout engine, gets a copy of its own
+in the module (``_bound_NAME``, the kernels bound the same way, the calls rewritten): a
+dispatcher handed down as an argument would make the whole copy uncacheable.  :func:`run`
+calls a template through its copy, memoised per kernel set.  The
 generated module's text carries a fingerprint of every source it depends on (the template's
 own source and the values of the globals it reads, the kernels' modules, ``cardenvs/core``
 and ``cardenvs/games``, numba's and Python's versions): when one changes, the text changes,
