@@ -38,12 +38,13 @@ import time
 from typing import Optional
 
 import numpy as np
-from numba import njit
 
 from cardenvs.core.infostate import determinize_batch
+from cardenvs.core.rollout import apply_candidates
+from cardenvs.core.specialize import run as run_specialized
 from cardenvs.core.policy import (K_BID, PP_KINDS, POLICIES, policy_code, policy_params,
                                   score_policy)
-from cardenvs.core.state import CUR, PHASE, P_DONE, REW0
+from cardenvs.core.state import CUR, PHASE, P_DONE
 
 from .base import Agent, as_game
 
@@ -124,8 +125,9 @@ class _StatefulAgent(Agent):
         """The rollout policy's score of each legal action (lower is better)."""
         g = self.game
         legal = np.ascontiguousarray(legal, np.int64)
-        score_policy(state, legal, np.int64(len(legal)), g.tab, g.opts, self._pp, g.k_step,
-                     self._tmp, self._scores, self._work, np.int64(self._kind))
+        run_specialized(score_policy, g, f"the rollout policy's scores for {g.info.name}",
+                        state, legal, np.int64(len(legal)), g.tab, g.opts, self._pp, g.k_step,
+                        self._tmp, self._scores, self._work, np.int64(self._kind))
         return self._scores[:len(legal)].copy()
 
     def _check_legal(self, state, legal) -> np.ndarray:
@@ -204,21 +206,6 @@ class Rollout0Agent(RolloutAgent):
 
     def __init__(self, game, seed: Optional[int] = None, policy: str = "heuristic0"):
         super().__init__(game, seed, policy)
-
-
-@njit(cache=False)
-def _apply_candidates(k_step, tab, opts, worlds, cands, out, paid, seat):
-    """``out[w * C + c]`` = world ``w`` after candidate ``c``; ``paid`` = the mover's pay of
-    that step."""
-    K = worlds.shape[0]
-    C = cands.shape[0]
-    for w in range(K):
-        for c in range(C):
-            j = w * C + c
-            for q in range(worlds.shape[1]):
-                out[j, q] = worlds[w, q]
-            k_step(out[j], cands[c], tab, opts)
-            paid[j] = out[j, REW0 + seat]
 
 
 class SearchAgent(_StatefulAgent):
@@ -371,8 +358,9 @@ class SearchAgent(_StatefulAgent):
         vg = self._engine(n)
         starts = np.empty((n, g.state_size), np.int64)
         paid = np.zeros(n, np.float64)
-        _apply_candidates(g.k_step, g.tab, g.opts, np.ascontiguousarray(worlds),
-                          np.ascontiguousarray(cands, np.int64), starts, paid, np.int64(seat))
+        run_specialized(apply_candidates, g, f"the candidates' first steps for {g.info.name}",
+                        g.k_step, g.tab, g.opts, np.ascontiguousarray(worlds),
+                        np.ascontiguousarray(cands, np.int64), starts, paid, np.int64(seat))
         slots = np.arange(n, dtype=np.int64)
         vg.load_states(starts, slots)
         seed = int(self.rng.integers(0, 2**62))

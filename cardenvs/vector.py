@@ -92,7 +92,7 @@ from numba import njit
 
 from .core.kernels import rng_below
 from .core.options import check_seed
-from .core.specialize import specialize
+from .core.specialize import run as run_specialized, specialize
 from .core.policy import policy_choose, policy_choose_play, policy_code, policy_params
 from .core.state import CUR, PHASE, P_DONE, REW0
 
@@ -833,9 +833,10 @@ class VectorGame:
     def _derive(self, idx: np.ndarray) -> None:
         """Recompute seat, legal ids, observation and mask of the slots ``idx``."""
         g = self.game
-        st = _load_engine(g.k_legal, g.k_encode, g.tab, g.opts, g.offsets, self._head[8], idx,
-                          self._iv, self.legal, self._obs, self._masks, self.rewards, self.done,
-                          self._scratch, self._cfg, self._err)
+        st = run_specialized(_load_engine, g, f"the state loader for {g.info.name}",
+                             g.k_legal, g.k_encode, g.tab, g.opts, g.offsets, self._head[8], idx,
+                             self._iv, self.legal, self._obs, self._masks, self.rewards,
+                             self.done, self._scratch, self._cfg, self._err)
         if st:
             self._raise(OP_RESET)
 
@@ -880,7 +881,8 @@ class VectorGame:
         returns = np.zeros((m, self.n_players), np.float64)
         lengths = np.zeros(m, np.int64)
         ws = self._rollout_work()
-        st = _rollout_engine(g.k_legal, g.k_step, g.tab, g.opts, self._head[8], idx, pp,
+        st = run_specialized(_rollout_engine, g, f"the rollout engine for {g.info.name}",
+                             g.k_legal, g.k_step, g.tab, g.opts, self._head[8], idx, pp,
                              np.int64(kind), float(epsilon), rng, returns, lengths, *ws,
                              np.int64(MAX_DECISIONS), self._err)
         self.last_rollout_lengths = lengths

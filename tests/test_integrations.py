@@ -314,3 +314,85 @@ def test_new_process_loads_the_engine_from_the_cache():
     hits, misses = map(int, out.stdout.split())
     assert hits == 1 and misses == 0
     assert "cardenvs: compiling" not in out.stderr
+
+
+def test_kernel_taking_callees_are_bound_too():
+    """A template that hands a kernel down to other functions (the rollout engine -> the
+    policy -> the choice scorer -> ``k_step``) gets copies of those callees with the kernel
+    bound, so that no dispatcher is passed as an argument (numba cannot cache that)."""
+    from cardenvs.core import specialize as sp
+    from cardenvs.vector import _rollout_engine
+
+    spec = sp.specialize(_rollout_engine, cardenvs.make_game("niangniang"), "test")
+    src = Path(spec.dispatcher.py_func.__code__.co_filename).read_text()
+    assert "from cardenvs.games.niangniang import step as k_step" in src
+    for name in ("policy_choose", "score_policy", "score_actions", "score_actions0",
+                 "score_choices"):
+        assert f"\n@njit(cache=True)\ndef _bound_{name}(" in src
+    assert "k_step," not in src  # passed down nowhere: every call uses the bound global
+    assert "def _rollout_engine(tab, opts, states," in src
+
+
+@pytest.mark.parametrize("game", sorted(cardenvs.GAMES))
+def test_bound_policy_and_rollouts_match_the_templates(game, monkeypatch):
+    """The cached copies score, step and roll out exactly as the generic templates."""
+    import cardenvs.core.specialize as sp
+    from agents import make_agent
+    from cardenvs.vector import VectorGame
+
+    g = cardenvs.make_game(game)
+    rng = np.random.default_rng(3)
+    states, s, buf = [], g.new_state(), np.zeros(g.n_actions + 1, np.int64)
+    for d in range(40):
+        g.reset(s, int(rng.integers(2**31)))
+        while not g.done(s):
+            if rng.random() < 0.15:
+                states.append(s.copy())
+            k = g.legal(s, buf)
+            g.step(s, int(buf[rng.integers(k)]))
+    states = np.array(states[:64])
+
+    def run_all():
+        agent = make_agent("rollout", g, seed=0)
+        scores = [agent.policy_scores(x, agent.legal_of(x)) for x in states]
+        vg = VectorGame(g, len(states), observe=True, auto_reset=False)
+        vg.reset(seed=0)
+        vg.load_states(states)
+        obs = vg.obs.copy()
+        ret = vg.rollout("heuristic", seed=5, epsilon=0.1)
+        return scores, obs, ret, vg.last_rollout_lengths.copy()
+
+    fast = run_all()
+    monkeypatch.setattr(sp, "_RUN", {})
+    monkeypatch.setattr(sp, "specialize", lambda *args: None)
+    slow = run_all()
+    for a, b in zip(fast[0], slow[0]):
+        np.testing.assert_array_equal(a, b)
+    for a, b in zip(fast[1:], slow[1:]):
+        np.testing.assert_array_equal(a, b)
+
+
+def test_new_process_loads_the_search_kernels_from_the_cache():
+    """A second process runs `search` without compiling: every specialised function it uses
+    (state loader, rollout engine, policy scores, candidates' first steps) is a cache hit."""
+    code = ("import numpy as np, cardenvs\n"
+            "from agents.search import SearchAgent\n"
+            "g = cardenvs.make_game('wakeng'); s = g.new_state(); g.reset(s, 3)\n"
+            "from cardenvs.core.state import PHASE, P_PLAY\n"
+            "buf = np.zeros(g.n_actions + 1, np.int64)\n"
+            "while not (s[PHASE] == P_PLAY and g.legal(s, buf) > 1):\n"
+            "    g.step(s, int(buf[g.legal(s, buf) - 1]))\n"
+            "a = SearchAgent(g, seed=0, rollouts=40)\n"
+            "a.act_state(s)\n"
+            "from cardenvs.core.specialize import _SPECS\n"
+            "ds = [sp.dispatcher for sp in _SPECS.values()]\n"
+            "print(len(ds), sum(sum(d.stats.cache_hits.values()) for d in ds),"
+            " sum(sum(d.stats.cache_misses.values()) for d in ds))\n")
+    env = dict(os.environ, PYTHONPATH=str(ROOT))
+    for _ in range(2):  # the first run may compile (and then says so)
+        out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, env=env,
+                             capture_output=True, text=True, timeout=900)
+        assert out.returncode == 0, out.stderr
+    n, hits, misses = map(int, out.stdout.split())
+    assert n >= 4 and hits == n and misses == 0, out.stdout
+    assert "cardenvs: compiling" not in out.stderr

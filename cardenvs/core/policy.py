@@ -1713,8 +1713,11 @@ def bid_thresholds(game, pp: np.ndarray, n: int = 4000, seed: int = 12345, full:
     state = game.new_state()
     buf = np.zeros(game.n_actions + 1, np.int64)
     out = np.zeros(n, np.float64)
-    m = _auction_strengths(game.k_reset, game.k_legal, game.tab, game.opts, pp, state, buf,
-                           np.int64(n), np.int64(seed), out, np.int64(full))
+    from .specialize import run as run_specialized
+
+    m = run_specialized(_auction_strengths, game, f"the bid thresholds of {game.info.name}",
+                        game.k_reset, game.k_legal, game.tab, game.opts, pp, state, buf,
+                        np.int64(n), np.int64(seed), out, np.int64(full))
     return np.array([np.quantile(out[:m], q) if q <= 1 else 1e6 for q in quantiles])
 
 

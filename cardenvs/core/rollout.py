@@ -80,6 +80,22 @@ def _rollouts(k_reset, k_legal, k_step, k_encode, tab, opts, offsets, state, leg
     stats[_S_CHECK] = check
 
 
+@njit(cache=False)  # takes a kernel: called through cardenvs.core.specialize.run
+def apply_candidates(k_step, tab, opts, worlds, cands, out, paid, seat):
+    """``out[w * C + c]`` = world ``w`` (a row of ``worlds``) after candidate action
+    ``cands[c]``; ``paid[w * C + c]`` = what that step paid ``seat`` (the mover).  The start
+    positions of a search that scores each candidate in each sampled world."""
+    K = worlds.shape[0]
+    C = cands.shape[0]
+    for w in range(K):
+        for c in range(C):
+            j = w * C + c
+            for q in range(worlds.shape[1]):
+                out[j, q] = worlds[w, q]
+            k_step(out[j], cands[c], tab, opts)
+            paid[j] = out[j, REW0 + seat]
+
+
 def random_rollouts(game, n_games: int, seed: int, encode: bool = False) -> dict[str, Any]:
     """Play ``n_games`` uniformly random deals of ``game`` entirely inside numba.
 

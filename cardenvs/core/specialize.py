@@ -8,7 +8,12 @@ process compiled it again: about 15 s per game even with a warm cache.
 :func:`specialize` writes, once per game's kernel set, a small module holding the template's
 source with its kernel parameters (those named ``k_*``) turned into module globals imported
 from the game's kernel module, decorated ``@njit(cache=True)``, and imports it; numba then
-caches its machine code like any other function, and a new process loads it from there.  The
+caches its machine code like any other function, and a new process loads it from there.
+Every function the template calls (directly or through others) that takes kernel parameters
+too, such as the rollout policy's scorers under the rollout engine, gets a copy of its own
+in the module (``_bound_NAME``, the kernels bound the same way, the calls rewritten): a
+dispatcher handed down as an argument would make the whole copy uncacheable.  :func:`run`
+calls a template through its copy, memoised per kernel set.  The
 generated module's text carries a fingerprint of every source it depends on (the template's
 own source and the values of the globals it reads, the kernels' modules, ``cardenvs/core``
 and ``cardenvs/games``, numba's and Python's versions): when one changes, the text changes,
@@ -138,30 +143,102 @@ def _kernel_ref(dispatcher) -> Optional[tuple[str, str]]:
     return py.__module__, py.__name__
 
 
-def _source(template, kernels: dict, fingerprint: str) -> str:
-    py = template.py_func
-    tree = ast.parse(textwrap.dedent(inspect.getsource(py)))
-    fn = tree.body[0]
+_BOUND = "_bound_"  # prefix of the copies of the template's kernel-taking callees
+
+
+def _kernel_params(py) -> list[str]:
+    return [p for p in inspect.signature(py).parameters if p.startswith("k_")]
+
+
+def _tree(py) -> ast.FunctionDef:
+    fn = ast.parse(textwrap.dedent(inspect.getsource(py))).body[0]
     assert isinstance(fn, ast.FunctionDef)
-    fn.decorator_list = []
-    fn.args.args = [a for a in fn.args.args if a.arg not in kernels]
-    body = ast.unparse(fn)
-    module = sys.modules[py.__module__]
-    names = sorted(n for n in set(py.__code__.co_names) if n in vars(module) and n not in kernels)
+    return fn
+
+
+def _bound_functions(template, kernels: dict) -> Optional[list]:
+    """The template's Python function and every function it calls, directly or through
+    others, that takes kernel parameters (those get copies with the kernels bound too: a
+    dispatcher passed down as an argument would make the copy uncacheable); ``None`` when
+    a callee takes a kernel the game does not bind."""
+    order, seen, stack = [], set(), [template.py_func]
+    while stack:
+        py = stack.pop()
+        if py in seen:
+            continue
+        seen.add(py)
+        order.append(py)
+        module = vars(sys.modules[py.__module__])
+        for node in ast.walk(_tree(py)):
+            if isinstance(node, ast.Call) and isinstance(node.func, ast.Name):
+                callee = getattr(module.get(node.func.id), "py_func", None)
+                if callee is not None and callee is not py and _kernel_params(callee):
+                    if not set(_kernel_params(callee)) <= set(kernels):
+                        return None
+                    stack.append(callee)
+    return order
+
+
+def _source(template, kernels: dict, fingerprint: str, funcs: list) -> Optional[str]:
+    """The generated module's text: ``funcs`` (:func:`_bound_functions`) with their kernel
+    parameters removed and bound to module globals, the callees renamed ``_bound_NAME``;
+    ``None`` when a call passes something else than the same kernel down, or two modules
+    would give one name two meanings."""
+    bound = {py for py in funcs[1:]}
+    imports: dict[str, tuple[str, object]] = {}  # name -> (module, object)
+    bodies = []
+    for py in funcs:
+        module = vars(sys.modules[py.__module__])
+        fn = _tree(py)
+        fn.decorator_list = []
+        fn.args.args = [a for a in fn.args.args if a.arg not in kernels]
+        if py is not funcs[0]:
+            fn.name = _BOUND + py.__name__
+        for node in ast.walk(fn):
+            if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Name)):
+                continue
+            callee = getattr(module.get(node.func.id), "py_func", None)
+            if callee not in bound:
+                continue
+            params = list(inspect.signature(callee).parameters)
+            for i in sorted((params.index(k) for k in _kernel_params(callee)), reverse=True):
+                arg = node.args[i] if i < len(node.args) else None
+                if not (isinstance(arg, ast.Name) and arg.id == params[i]):
+                    return None
+                del node.args[i]
+            if any(kw.arg in kernels for kw in node.keywords):
+                return None
+            node.func.id = _BOUND + callee.__name__
+        used = {n.id for n in ast.walk(fn) if isinstance(n, ast.Name)}
+        for n in sorted(used):
+            if n in kernels or n not in module or n.startswith(_BOUND):
+                continue
+            if getattr(module[n], "py_func", None) in bound:
+                continue
+            prev = imports.get(n)
+            if prev is not None and prev[1] is not module[n]:
+                return None
+            imports[n] = (py.__module__, module[n])
+        opts = {k: v for k, v in (sys.modules[py.__module__].__dict__[py.__name__]
+                                  .targetoptions.items())
+                if k not in ("nopython", "cache") and v is not None}
+        flags = "".join(f", {k}={v!r}" for k, v in sorted(opts.items()))
+        bodies += ["", "", f"@njit(cache=True{flags})", ast.unparse(fn)]
+    py = template.py_func
     lines = [f"# Generated by cardenvs.core.specialize: {py.__module__}.{py.__name__} with the "
              f"kernels of {', '.join(sorted({m for m, _ in kernels.values()}))} bound.",
              "# Do not edit: rewritten when a source it depends on changes.",
              f"# fingerprint {fingerprint}",
              "from numba import njit",
              ""]
-    if names:
-        lines.append(f"from {py.__module__} import {', '.join(names)}")
+    by_module: dict[str, list[str]] = {}
+    for n, (m, _) in sorted(imports.items()):
+        by_module.setdefault(m, []).append(n)
+    for m, names in sorted(by_module.items()):
+        lines.append(f"from {m} import {', '.join(names)}")
     for param, (mod, name) in sorted(kernels.items()):
         lines.append(f"from {mod} import {name} as {param}")
-    opts = {k: v for k, v in template.targetoptions.items()
-            if k not in ("nopython", "cache") and v is not None}
-    flags = "".join(f", {k}={v!r}" for k, v in sorted(opts.items()))
-    lines += ["", "", f"@njit(cache=True{flags})", body, ""]
+    lines += bodies + [""]
     return "\n".join(lines)
 
 
@@ -184,17 +261,24 @@ def specialize(template, game, label: str) -> Optional[Specialized]:
         return spec
     # the template's own source and the values of the globals it reads (not its whole
     # module: editing the rest of cardenvs/vector.py does not recompile the engines)
-    py = template.py_func
-    module = vars(sys.modules[py.__module__])
-    glob_values = {n: _stable_repr(module[n]) for n in py.__code__.co_names
-                   if n in module and n not in kernels}
+    funcs = _bound_functions(template, kernels)
+    if funcs is None:
+        return None
+    text_in = []
+    for py in funcs:  # each function's source and the values of the globals it reads
+        module = vars(sys.modules[py.__module__])
+        glob_values = {n: _stable_repr(module[n]) for n in py.__code__.co_names
+                       if n in module and n not in kernels}
+        text_in.append(inspect.getsource(py) + repr(sorted(glob_values.items())))
     files = [sys.modules[m].__file__ for m, _ in kernels.values()]
-    fingerprint = _fingerprint(files, inspect.getsource(py) + repr(sorted(glob_values.items())))
+    fingerprint = _fingerprint(files, "\n".join(text_in))
     kmods = sorted({m for m, _ in kernels.values()})
     stem = "_".join([template.py_func.__name__.strip("_")]
                     + [m.rsplit(".", 1)[-1] for m in kmods])
     stem += "_" + hashlib.sha256(repr(key).encode()).hexdigest()[:8]
-    text = _source(template, kernels, fingerprint)
+    text = _source(template, kernels, fingerprint, funcs)
+    if text is None:
+        return None
     folder = cache_dir()
     path = folder / f"{stem}.py"
     try:
@@ -216,3 +300,30 @@ def specialize(template, game, label: str) -> Optional[Specialized]:
                        tuple(p not in kernels for p in params), label)
     _SPECS[key] = spec
     return spec
+
+
+_KERNEL_PARAMS: dict = {}  # template -> its k_* parameter names
+_RUN: dict = {}  # (template, kernels) -> Specialized or None
+_MISSING = object()
+
+
+def run(template, game, label: str, *args):
+    """``template(*args)`` through its cached copy for ``game`` (:func:`specialize`), or
+    ``template`` itself when ``game``'s kernels cannot be imported by name.
+
+    ``args`` are the template's full arguments, the kernels (``game.k_*``) included; the
+    look-up is memoised per template and kernel set, so a call costs a few microseconds
+    more than calling the dispatcher."""
+    names = _KERNEL_PARAMS.get(template)
+    if names is None:
+        names = tuple(p for p in inspect.signature(template.py_func).parameters
+                      if p.startswith("k_"))
+        _KERNEL_PARAMS[template] = names
+    key = (template, tuple(getattr(game, p, None) for p in names))
+    spec = _RUN.get(key, _MISSING)
+    if spec is _MISSING:
+        spec = specialize(template, game, label)
+        _RUN[key] = spec
+    if spec is None:
+        return template(*args)
+    return spec.call(spec.args(args))
