@@ -796,8 +796,10 @@ class VectorGame:
             slots: the ``m`` distinct slot indices to load into (default: every slot, in
                 order; then ``m`` must be ``n``).
 
-        Each row is validated first (:meth:`cardenvs.core.game.Game.check_state`; a bad row
-        is a ``ValueError`` / ``TypeError`` naming the row, and nothing is loaded); then seat,
+        The rows are validated first, all at once (:meth:`cardenvs.core.game.Game.check_states`:
+        the first bad row is the ``ValueError`` / ``TypeError`` of
+        :meth:`~cardenvs.core.game.Game.check_state`, naming the row and its slot, and nothing
+        is loaded); then seat,
         legal ids, their count, observation and mask are recomputed from the state, and the
         slots' ``rewards`` / ``done`` are cleared.  A finished state loads as a finished slot
         (``seat == -1``).  The slots keep their deal-seed generators (a batch never reset
@@ -818,15 +820,8 @@ class VectorGame:
                              f"per slot), got {states.shape}")
         if arr.dtype != np.int64:
             raise TypeError(f"states must be int64 state vectors, got dtype {arr.dtype}")
-        checked = []
-        for j in range(arr.shape[0]):
-            try:
-                checked.append(self.game.check_state(arr[j]))
-            except (TypeError, ValueError) as e:
-                raise type(e)(f"states[{j}] (for slot {int(idx[j])}): {e}") from None
-        target = self._head[8]  # the engine's state array
-        for j, row in enumerate(checked):
-            target[idx[j]] = row
+        checked = self.game.check_states(arr, idx)
+        self._head[8][idx] = checked  # the engine's state array
         self._broken = None
         self._derive(idx)
 

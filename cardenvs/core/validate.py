@@ -116,20 +116,32 @@ class StateSpec:
         self._args = (self.lo, self.hi, self.cond, np.int64(self.n_cond), self.regions,
                       self.deck, self.cards_when, np.int64(n_players), np.int64(log_off),
                       np.int64(nlog), self.window, self.order, np.int64(self.n_order))
-        self._entry = None
+        self._entries: dict = {}
+
+    def _call(self, kernel, s: np.ndarray):
+        """``kernel(s, *checks)``; after the first call straight through the compiled entry
+        point, skipping numba's type dispatch (the argument types never change)."""
+        args = self._args
+        entry = self._entries.get(kernel)
+        if entry is not None:
+            return entry(s, *args)
+        out = kernel(s, *args)
+        cres = kernel.overloads.get(tuple(numba.typeof(a) for a in (s, *args)))
+        if cres is not None:
+            self._entries[kernel] = cres.entry_point
+        return out
 
     def scan(self, s: np.ndarray) -> int:
         """0 when ``s`` (a 1-D C-contiguous int64 array of the right length) passes, else a
         failure code (see :meth:`describe`)."""
-        args = self._args
-        if self._entry is not None:
-            return self._entry(s, *args)
-        code = _scan(s, *args)
-        # later calls skip numba's type dispatch (the argument types never change)
-        cres = _scan.overloads.get(tuple(numba.typeof(a) for a in (s, *args)))
-        if cres is not None:
-            self._entry = cres.entry_point
-        return code
+        return self._call(_scan, s)
+
+    def scan_rows(self, states: np.ndarray) -> tuple[int, int]:
+        """:meth:`scan` of every row of ``states`` (a 2-D C-contiguous int64 array, rows of
+        the right length) in one compiled pass: ``(row, code)`` of the first row that fails,
+        or ``(-1, 0)`` when every row passes."""
+        r, code = self._call(_scan_rows, states)
+        return int(r), int(code)
 
     def describe(self, s: np.ndarray, code: int, game: str) -> str:
         kind, i = code >> 32, code & 0xFFFFFFFF
@@ -205,3 +217,16 @@ def _scan(s, lo, hi, cond, n_cond, regions, deck, cards_when, n, log_off, nlog, 
                 if s[log_off + i % MAXLOG] // 8 > window[1]:
                     return (4 << 32) | i
     return 0
+
+
+@njit(cache=True)
+def _scan_rows(states, lo, hi, cond, n_cond, regions, deck, cards_when, n, log_off, nlog, window,
+               order, n_order):
+    """:func:`_scan` of each row of ``states``: ``(row, code)`` of the first failure, or
+    ``(-1, 0)``."""
+    for r in range(states.shape[0]):
+        code = _scan(states[r], lo, hi, cond, n_cond, regions, deck, cards_when, n, log_off,
+                     nlog, window, order, n_order)
+        if code:
+            return r, code
+    return -1, 0
