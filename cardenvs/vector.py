@@ -578,6 +578,20 @@ class VectorGame:
                       self.done, self._final_states, self._final_obs, self._fv, self._fpar,
                       self._bad, self._scratch, self._cfg, self._err)
         self._entry = None
+        self._entries = {}  # compiled entry points of _fast_call
+
+    def _fast_call(self, engine, *args):
+        """``engine(*args)``; from the second call on straight through its compiled entry
+        point, skipping numba's type dispatch (which types every argument, the kernels too:
+        tens of microseconds; the argument types of each call site never change)."""
+        entry = self._entries.get(engine)
+        if entry is not None:
+            return entry(*args)
+        out = engine(*args)
+        cres = engine.overloads.get(tuple(numba.typeof(a) for a in args))
+        if cres is not None:
+            self._entries[engine] = cres.entry_point
+        return out
 
     def _set_learner(self, seats: Sequence[int], lose: bool, illegal_reward: float) -> None:
         """Make ``seats`` the learner's (used by :mod:`cardenvs.sb3`): their pay accumulates
@@ -828,9 +842,9 @@ class VectorGame:
     def _derive(self, idx: np.ndarray) -> None:
         """Recompute seat, legal ids, observation and mask of the slots ``idx``."""
         g = self.game
-        st = _load_engine(g.k_legal, g.k_encode, g.tab, g.opts, g.offsets, self._head[8], idx,
-                          self._iv, self.legal, self._obs, self._masks, self.rewards, self.done,
-                          self._scratch, self._cfg, self._err)
+        st = self._fast_call(_load_engine, g.k_legal, g.k_encode, g.tab, g.opts, g.offsets,
+                             self._head[8], idx, self._iv, self.legal, self._obs, self._masks,
+                             self.rewards, self.done, self._scratch, self._cfg, self._err)
         if st:
             self._raise(OP_RESET)
 
@@ -875,8 +889,8 @@ class VectorGame:
         returns = np.zeros((m, self.n_players), np.float64)
         lengths = np.zeros(m, np.int64)
         ws = self._rollout_work()
-        st = _rollout_engine(g.k_legal, g.k_step, g.tab, g.opts, self._head[8], idx, pp,
-                             np.int64(kind), float(epsilon), rng, returns, lengths, *ws,
+        st = self._fast_call(_rollout_engine, g.k_legal, g.k_step, g.tab, g.opts, self._head[8],
+                             idx, pp, np.int64(kind), float(epsilon), rng, returns, lengths, *ws,
                              np.int64(MAX_DECISIONS), self._err)
         self.last_rollout_lengths = lengths
         if st:
@@ -923,7 +937,7 @@ class VectorGame:
 
     # -- pickling: the compiled game is rebuilt from its registry name and options ---------------
     _VIEWS = ("game", "n_legal", "seat", "deals", "_seed_ptr", "_view_seat", "_final_len", "_acc",
-              "_carry", "_head", "_tail", "_entry", "_ehead")
+              "_carry", "_head", "_tail", "_entry", "_ehead", "_entries")
 
     def __getstate__(self):
         return {k: v for k, v in self.__dict__.items() if k not in self._VIEWS}

@@ -31,6 +31,7 @@ import numba
 import numpy as np
 from numba import njit
 
+from .kernels import cttz
 from .state import MAXLOG
 
 I64_MIN, I64_MAX = -(2**63), 2**63 - 1
@@ -180,10 +181,15 @@ class StateSpec:
 def _scan(s, lo, hi, cond, n_cond, regions, deck, cards_when, n, log_off, nlog, window, order,
           n_order):
     """The checks of :class:`StateSpec` in one pass; 0 or ``kind << 32 | index``."""
+    out = False  # any entry out of its range (a loop without exits: it vectorizes)
     for i in range(s.shape[0]):
         v = s[i]
-        if v < lo[i] or v > hi[i]:
-            return (1 << 32) | i
+        out |= (v < lo[i]) | (v > hi[i])
+    if out:
+        for i in range(s.shape[0]):
+            v = s[i]
+            if v < lo[i] or v > hi[i]:
+                return (1 << 32) | i
     for j in range(n_cond):
         c = s[cond[j, 3]]
         if cond[j, 4] <= c <= cond[j, 5]:
@@ -191,14 +197,21 @@ def _scan(s, lo, hi, cond, n_cond, regions, deck, cards_when, n, log_off, nlog, 
             if v < cond[j, 1] or v > cond[j, 2]:
                 return (6 << 32) | j
     cw = cards_when[0]
-    for r in range(16 if cw < 0 or cards_when[1] <= s[cw] <= cards_when[2] else 0):
-        t = 0
+    if cw < 0 or cards_when[1] <= s[cw] <= cards_when[2]:
+        # the regions counted now (a bit each), then every rank's total without branches
+        on = 0
         for j in range(regions.shape[0]):
             f = regions[j, 1]
             if f < 0 or (regions[j, 2] <= s[f] <= regions[j, 3]):
-                t += s[regions[j, 0] + r]
-        if t != deck[r]:
-            return (2 << 32) | r
+                on |= 1 << j
+        wrong = 0  # a bit per rank whose total is not the deck's
+        for r in range(16):
+            t = 0
+            for j in range(regions.shape[0]):
+                t += s[regions[j, 0] + r] * ((on >> j) & 1)
+            wrong |= (t != deck[r]) << r
+        if wrong:
+            return (2 << 32) | cttz(wrong)
     for j in range(n_order):
         f = order[j, 2]
         if (f < 0 or order[j, 3] <= s[f] <= order[j, 4]) and s[order[j, 0]] > s[order[j, 1]]:
