@@ -92,7 +92,7 @@ from numba import njit
 
 from .core.kernels import rng_below
 from .core.options import check_seed
-from .core.specialize import run as run_specialized, specialize
+from .core.specialize import specialize
 from .core.policy import policy_choose, policy_choose_play, policy_code, policy_params
 from .core.state import CUR, PHASE, P_DONE, REW0
 
@@ -578,6 +578,31 @@ class VectorGame:
                       self.done, self._final_states, self._final_obs, self._fv, self._fpar,
                       self._bad, self._scratch, self._cfg, self._err)
         self._entry = None
+        self._entries = {}  # compiled entry points of _fast_call
+
+    def _fast_call(self, engine, label: str, *args):
+        """``engine(*args)`` through its cached per-game copy (:mod:`cardenvs.core.specialize`:
+        the kernels bound as globals, so a new process loads it from numba's cache instead of
+        compiling it); from the second call on straight through its compiled entry point,
+        skipping numba's type dispatch (which types every argument: tens of microseconds; the
+        argument types of each call site never change).  ``label`` names it in the one-off
+        "compiling ..." notice."""
+        hit = self._entries.get(engine)
+        if hit is not None:
+            entry, keep = hit
+            return entry(*[args[i] for i in keep])
+        spec = specialize(engine, self.game, f"{label} for {self.game.info.name}")
+        if spec is None:  # kernels not importable by name: the generic template
+            d, keep = engine, tuple(range(len(args)))
+            out = engine(*args)
+        else:
+            d = spec.dispatcher
+            keep = tuple(i for i, k in enumerate(spec.keep[:len(args)]) if k)
+            out = spec.call(tuple(args[i] for i in keep))
+        cres = d.overloads.get(tuple(numba.typeof(args[i]) for i in keep))
+        if cres is not None:
+            self._entries[engine] = (cres.entry_point, keep)
+        return out
 
     def _set_learner(self, seats: Sequence[int], lose: bool, illegal_reward: float) -> None:
         """Make ``seats`` the learner's (used by :mod:`cardenvs.sb3`): their pay accumulates
@@ -796,8 +821,10 @@ class VectorGame:
             slots: the ``m`` distinct slot indices to load into (default: every slot, in
                 order; then ``m`` must be ``n``).
 
-        Each row is validated first (:meth:`cardenvs.core.game.Game.check_state`; a bad row
-        is a ``ValueError`` / ``TypeError`` naming the row, and nothing is loaded); then seat,
+        The rows are validated first, all at once (:meth:`cardenvs.core.game.Game.check_states`:
+        the first bad row is the ``ValueError`` / ``TypeError`` of
+        :meth:`~cardenvs.core.game.Game.check_state`, naming the row and its slot, and nothing
+        is loaded); then seat,
         legal ids, their count, observation and mask are recomputed from the state, and the
         slots' ``rewards`` / ``done`` are cleared.  A finished state loads as a finished slot
         (``seat == -1``).  The slots keep their deal-seed generators (a batch never reset
@@ -818,25 +845,18 @@ class VectorGame:
                              f"per slot), got {states.shape}")
         if arr.dtype != np.int64:
             raise TypeError(f"states must be int64 state vectors, got dtype {arr.dtype}")
-        checked = []
-        for j in range(arr.shape[0]):
-            try:
-                checked.append(self.game.check_state(arr[j]))
-            except (TypeError, ValueError) as e:
-                raise type(e)(f"states[{j}] (for slot {int(idx[j])}): {e}") from None
-        target = self._head[8]  # the engine's state array
-        for j, row in enumerate(checked):
-            target[idx[j]] = row
+        checked = self.game.check_states(arr, idx)
+        self._head[8][idx] = checked  # the engine's state array
         self._broken = None
         self._derive(idx)
 
     def _derive(self, idx: np.ndarray) -> None:
         """Recompute seat, legal ids, observation and mask of the slots ``idx``."""
         g = self.game
-        st = run_specialized(_load_engine, g, f"the state loader for {g.info.name}",
-                             g.k_legal, g.k_encode, g.tab, g.opts, g.offsets, self._head[8], idx,
-                             self._iv, self.legal, self._obs, self._masks, self.rewards,
-                             self.done, self._scratch, self._cfg, self._err)
+        st = self._fast_call(_load_engine, "the state loader",
+                             g.k_legal, g.k_encode, g.tab, g.opts, g.offsets,
+                             self._head[8], idx, self._iv, self.legal, self._obs, self._masks,
+                             self.rewards, self.done, self._scratch, self._cfg, self._err)
         if st:
             self._raise(OP_RESET)
 
@@ -881,9 +901,9 @@ class VectorGame:
         returns = np.zeros((m, self.n_players), np.float64)
         lengths = np.zeros(m, np.int64)
         ws = self._rollout_work()
-        st = run_specialized(_rollout_engine, g, f"the rollout engine for {g.info.name}",
-                             g.k_legal, g.k_step, g.tab, g.opts, self._head[8], idx, pp,
-                             np.int64(kind), float(epsilon), rng, returns, lengths, *ws,
+        st = self._fast_call(_rollout_engine, "the rollout engine",
+                             g.k_legal, g.k_step, g.tab, g.opts, self._head[8],
+                             idx, pp, np.int64(kind), float(epsilon), rng, returns, lengths, *ws,
                              np.int64(MAX_DECISIONS), self._err)
         self.last_rollout_lengths = lengths
         if st:
@@ -930,7 +950,7 @@ class VectorGame:
 
     # -- pickling: the compiled game is rebuilt from its registry name and options ---------------
     _VIEWS = ("game", "n_legal", "seat", "deals", "_seed_ptr", "_view_seat", "_final_len", "_acc",
-              "_carry", "_head", "_tail", "_entry", "_ehead")
+              "_carry", "_head", "_tail", "_entry", "_ehead", "_entries")
 
     def __getstate__(self):
         return {k: v for k, v in self.__dict__.items() if k not in self._VIEWS}

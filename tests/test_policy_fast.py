@@ -13,7 +13,8 @@ from cardenvs.core.kernels import rng_below
 from cardenvs.core.policy import (
     K_PASS, K_PLAY, PP_KINDS, PP_R, PP_RECS, PP_WILD, REC_BIG, REC_DOUBLES, REC_FAMILY,
     REC_KEY, REC_KIND, REC_NCARDS, REC_POWER, REC_RSUM, cost_of_masks, hand_cost, masks_of,
-    pack_records, policy_params, score_actions, score_actions_reference,
+    KIND_HEURISTIC, pack_records, policy_choose_play, policy_params, score_actions,
+    score_actions_reference,
 )
 from cardenvs.core.state import CUR, LAST_ROW, LAST_SEAT
 from cardenvs.vector import VectorGame, rollout_streams
@@ -145,7 +146,7 @@ def test_fast_scores_equal_the_reference(name):
     policy itself, every phase."""
     game = cardenvs.make_game(name)
     sc = Scorer(game)
-    n = 0
+    n = chosen = 0
     leads = follows = 0
     for source, quota in ((random_decisions(game, 10**6, seed=21), 1500),
                           (mixed_decisions(game, 10**6, seed=22), 3000)):
@@ -156,6 +157,13 @@ def test_fast_scores_equal_the_reference(name):
             ref = sc.scores(score_actions_reference, s, legal)
             assert not np.isnan(ref).any()
             assert np.array_equal(fast, ref), (n, legal, fast, ref)
+            # the rollouts' entry point (its own inlined copy of the scorer): the first best
+            c = policy_choose_play(s.copy(), legal, np.int64(len(legal)), game.tab.counts,
+                                   sc.pp, np.zeros(len(legal) + 1), sc.work, KIND_HEURISTIC,
+                                   np.zeros(1, np.int64), 0, 0.0)
+            if c >= 0:
+                assert c == int(np.argmin(ref)), (n, legal, c, ref)
+                chosen += 1
             n += 1
             if s[LAST_ROW] >= 0 and s[LAST_SEAT] != s[CUR]:
                 follows += 1
@@ -165,6 +173,7 @@ def test_fast_scores_equal_the_reference(name):
                 break
     assert n >= 3000, n
     assert leads > 300 and follows > 300, (leads, follows)
+    assert chosen > 1000, chosen  # card play: most decisions
 
 
 def _reference_chooser(sc, rng, eps):

@@ -289,6 +289,52 @@ class Game:
             raise ValueError(spec.describe(s, code, name))
         return s
 
+    def check_states(self, states, slots=None) -> np.ndarray:
+        """Every row of ``states`` checked as :meth:`check_state` checks one state.
+
+        Args:
+            states: an ``(m, state_size)`` ``int64`` array, one state vector per row.
+            slots: optional ``m`` labels (e.g. the slots of a
+                :class:`cardenvs.vector.VectorGame` the rows are for), named in the error.
+
+        Returns the validated states as a C-contiguous ``int64`` array (``states`` itself
+        when it already is one, else a contiguous copy).
+
+        The checks run over all rows at once (the fingerprints compared as one array, the
+        rest in one compiled pass); the first bad row ``j`` raises exactly the
+        ``TypeError`` / ``ValueError`` that :meth:`check_state` raises for it, its message
+        prefixed ``"states[j]: "`` (``"states[j] (for slot k): "`` with ``slots``).
+        """
+        name = self.info.name
+        if not isinstance(states, np.ndarray):
+            raise TypeError(f"{name} states must be a numpy int64 array of shape (m, "
+                            f"{self.state_size}), got {type(states).__name__}")
+        if states.dtype != _I64 or states.ndim != 2:
+            raise TypeError(f"{name} states must be a 2-D int64 array (one state per row), "
+                            f"got dtype {states.dtype}, shape {states.shape}")
+        s = np.ascontiguousarray(states)
+        m = s.shape[0]
+        bad = m  # the first row that fails
+        if m and s.shape[1] != self.state_size:
+            bad = 0  # every row has the wrong length
+        elif m:
+            wrong = np.flatnonzero(s[:, -1] != self.fingerprint)
+            if wrong.size:
+                bad = int(wrong[0])
+            # the rows before the first wrong fingerprint, in one pass
+            r, _ = self.state_spec().scan_rows(s[:bad])
+            if r >= 0:
+                bad = r
+        if bad == m:
+            return s
+        try:
+            self.check_state(s[bad])  # the row's own error, as check_state words it
+        except (TypeError, ValueError) as e:
+            where = f"states[{bad}]" if slots is None else \
+                f"states[{bad}] (for slot {int(slots[bad])})"
+            raise type(e)(f"{where}: {e}") from None
+        raise AssertionError(f"row {bad} failed the batched check but passes check_state")
+
     # -- kernels, guarded --------------------------------------------------------------------
     def _check_buffer(self, state, write: bool = True) -> None:
         """The guard of the kernel methods: ``state`` is a state vector they may use

@@ -1154,6 +1154,8 @@ _hand_total_i = njit(inline="always", cache=True)(_hand_total.py_func)
 _mover_view_i = njit(inline="always", cache=True)(_mover_view.py_func)
 _unseen_i = njit(inline="always", cache=True)(_unseen.py_func)
 _unseen_bomb_i = njit(inline="always", cache=True)(_unseen_bomb.py_func)
+_hand_cost_i = njit(inline="always", cache=True)(hand_cost.py_func)
+_dead_i = njit(inline="always", cache=True)(_dead.py_func)
 
 
 _REC_FIELDS = ("kind", "ncards", "family", "key", "power", "doubles", "rsum", "big")
@@ -1274,6 +1276,9 @@ def _hand_after_rec(h, row, lo, w, counts, pp, out):
     for r in range(16):
         if out[r] < 0:
             out[r] = 0
+
+
+_hand_after_rec_i = njit(inline="always", cache=True)(_hand_after_rec.py_func)
 
 
 @njit(inline="always", cache=True)
@@ -1413,12 +1418,12 @@ def score_card_play(s, legal, k, counts, pp, scores, work):
             if plain:
                 cost_now = _cost_from_i(m1, m2, m3, m4, 0, 0, h, cb, pp, 1)
             else:
-                cost_now = hand_cost(h, pp, cb, 1)
+                cost_now = _hand_cost_i(h, pp, cb, 1)
+    # the unseen cards (``u``, ``nw`` wild, ``bomb_out``) matter only to a lead that cashes:
+    # counted on the first such candidate
     nw = 0
     bomb_out = False
-    if not following:
-        nw = _unseen_i(s, h, pp, u)
-        bomb_out = _unseen_bomb_i(u, nw, pp)
+    have_unseen = False
     thr = FOLLOW_THR_FAR
     if enemy_min <= 2 or beater_left <= 3:
         thr = FOLLOW_THR_URGENT
@@ -1451,6 +1456,12 @@ def score_card_play(s, legal, k, counts, pp, scores, work):
         if by_partner and not loose:  # never over a partner: no need of the cost
             scores[j] = 40.0 + 0.001 * key
             continue
+        fam = _rec_family(w)
+        power = _rec_power(w)
+        bomb = power > 0 or fam == ROCKET or fam == FOUR_TWO_SINGLES or fam == FOUR_TWO_PAIRS
+        if following and bomb and bomb_ok and not check_dead and not by_partner:
+            scores[j] = 5.0 + 0.001 * power  # (the cost does not matter then)
+            continue
         if small and not (w >> 46) & 1:
             a1, a2, a3, a4 = _masks_after(h, m1, m2, m3, m4, lo)
             c_after = cost_of_masks_i(a1, a2, a3, a4, pp)
@@ -1463,18 +1474,13 @@ def score_card_play(s, legal, k, counts, pp, scores, work):
                 for r in range(16):
                     hb[r] = h[r] - _rec_count(lo, w, counts, a, r)
         else:
-            _hand_after_rec(h, a, lo, w, counts, pp, hb)
-            c_after = hand_cost(hb, pp, cb, 1)
-        if check_dead and _dead(hb, pp):
+            _hand_after_rec_i(h, a, lo, w, counts, pp, hb)
+            c_after = _hand_cost_i(hb, pp, cb, 1)
+        if check_dead and _dead_i(hb, pp):
             scores[j] = 900.0  # leaves a hand that can make no play: only if nothing else
             continue
         d = c_after - cost_now
-        fam = _rec_family(w)
-        power = _rec_power(w)
-        bomb = power > 0 or fam == ROCKET
         rsum = _rec_rsum(w)
-        if fam == FOUR_TWO_SINGLES or fam == FOUR_TWO_PAIRS:
-            bomb = True  # four of a kind with kickers spends a bomb: played as one
         if by_partner:
             sc = 40.0 + d
             if loose and not bomb and key < ctrl and d <= ALLY_DELTA + 1e-9:
@@ -1519,6 +1525,10 @@ def score_card_play(s, legal, k, counts, pp, scores, work):
         if control:
             sc += 1.0
         cash = brk < 0.01 and c_after <= CASH_COST + 1e-9
+        if cash and not have_unseen:
+            nw = _unseen_i(s, h, pp, u)
+            bomb_out = _unseen_bomb_i(u, nw, pp)
+            have_unseen = True
         if bomb:
             sc += 5.0
             if cash and (fam == ROCKET or not bomb_out):
@@ -1561,6 +1571,13 @@ def pick(scores, k, rng, slot, eps):
     return best
 
 
+# inlined twins of the scorer and its neighbours in the rollouts' per-decision entry point
+# (see above: the arrays a numba call takes are increfed and decrefed on each call)
+_score_card_play_i = njit(inline="always", cache=True)(score_card_play.py_func)
+_is_card_play_i = njit(inline="always", cache=True)(is_card_play.py_func)
+_pick_i = njit(inline="always", cache=True)(pick.py_func)
+
+
 @njit(cache=True)
 def policy_choose_play(s, legal, k, counts, pp, scores, work, kind, rng, slot, eps):
     """:func:`policy_choose` of the decisions that need no play table: one legal action, the
@@ -1572,10 +1589,10 @@ def policy_choose_play(s, legal, k, counts, pp, scores, work, kind, rng, slot, e
         return 0
     if kind == KIND_RANDOM:
         return rng_below(rng, slot, k)
-    if kind != KIND_HEURISTIC or not is_card_play(legal, k, pp):
+    if kind != KIND_HEURISTIC or not _is_card_play_i(legal, k, pp):
         return -1
-    score_card_play(s, legal, k, counts, pp, scores, work)
-    return pick(scores, k, rng, slot, eps)
+    _score_card_play_i(s, legal, k, counts, pp, scores, work)
+    return _pick_i(scores, k, rng, slot, eps)
 
 
 @njit(cache=False)

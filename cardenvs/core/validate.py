@@ -31,6 +31,7 @@ import numba
 import numpy as np
 from numba import njit
 
+from .kernels import cttz
 from .state import MAXLOG
 
 I64_MIN, I64_MAX = -(2**63), 2**63 - 1
@@ -116,20 +117,32 @@ class StateSpec:
         self._args = (self.lo, self.hi, self.cond, np.int64(self.n_cond), self.regions,
                       self.deck, self.cards_when, np.int64(n_players), np.int64(log_off),
                       np.int64(nlog), self.window, self.order, np.int64(self.n_order))
-        self._entry = None
+        self._entries: dict = {}
+
+    def _call(self, kernel, s: np.ndarray):
+        """``kernel(s, *checks)``; after the first call straight through the compiled entry
+        point, skipping numba's type dispatch (the argument types never change)."""
+        args = self._args
+        entry = self._entries.get(kernel)
+        if entry is not None:
+            return entry(s, *args)
+        out = kernel(s, *args)
+        cres = kernel.overloads.get(tuple(numba.typeof(a) for a in (s, *args)))
+        if cres is not None:
+            self._entries[kernel] = cres.entry_point
+        return out
 
     def scan(self, s: np.ndarray) -> int:
         """0 when ``s`` (a 1-D C-contiguous int64 array of the right length) passes, else a
         failure code (see :meth:`describe`)."""
-        args = self._args
-        if self._entry is not None:
-            return self._entry(s, *args)
-        code = _scan(s, *args)
-        # later calls skip numba's type dispatch (the argument types never change)
-        cres = _scan.overloads.get(tuple(numba.typeof(a) for a in (s, *args)))
-        if cres is not None:
-            self._entry = cres.entry_point
-        return code
+        return self._call(_scan, s)
+
+    def scan_rows(self, states: np.ndarray) -> tuple[int, int]:
+        """:meth:`scan` of every row of ``states`` (a 2-D C-contiguous int64 array, rows of
+        the right length) in one compiled pass: ``(row, code)`` of the first row that fails,
+        or ``(-1, 0)`` when every row passes."""
+        r, code = self._call(_scan_rows, states)
+        return int(r), int(code)
 
     def describe(self, s: np.ndarray, code: int, game: str) -> str:
         kind, i = code >> 32, code & 0xFFFFFFFF
@@ -168,10 +181,15 @@ class StateSpec:
 def _scan(s, lo, hi, cond, n_cond, regions, deck, cards_when, n, log_off, nlog, window, order,
           n_order):
     """The checks of :class:`StateSpec` in one pass; 0 or ``kind << 32 | index``."""
+    out = False  # any entry out of its range (a loop without exits: it vectorizes)
     for i in range(s.shape[0]):
         v = s[i]
-        if v < lo[i] or v > hi[i]:
-            return (1 << 32) | i
+        out |= (v < lo[i]) | (v > hi[i])
+    if out:
+        for i in range(s.shape[0]):
+            v = s[i]
+            if v < lo[i] or v > hi[i]:
+                return (1 << 32) | i
     for j in range(n_cond):
         c = s[cond[j, 3]]
         if cond[j, 4] <= c <= cond[j, 5]:
@@ -179,14 +197,21 @@ def _scan(s, lo, hi, cond, n_cond, regions, deck, cards_when, n, log_off, nlog, 
             if v < cond[j, 1] or v > cond[j, 2]:
                 return (6 << 32) | j
     cw = cards_when[0]
-    for r in range(16 if cw < 0 or cards_when[1] <= s[cw] <= cards_when[2] else 0):
-        t = 0
+    if cw < 0 or cards_when[1] <= s[cw] <= cards_when[2]:
+        # the regions counted now (a bit each), then every rank's total without branches
+        on = 0
         for j in range(regions.shape[0]):
             f = regions[j, 1]
             if f < 0 or (regions[j, 2] <= s[f] <= regions[j, 3]):
-                t += s[regions[j, 0] + r]
-        if t != deck[r]:
-            return (2 << 32) | r
+                on |= 1 << j
+        wrong = 0  # a bit per rank whose total is not the deck's
+        for r in range(16):
+            t = 0
+            for j in range(regions.shape[0]):
+                t += s[regions[j, 0] + r] * ((on >> j) & 1)
+            wrong |= (t != deck[r]) << r
+        if wrong:
+            return (2 << 32) | cttz(wrong)
     for j in range(n_order):
         f = order[j, 2]
         if (f < 0 or order[j, 3] <= s[f] <= order[j, 4]) and s[order[j, 0]] > s[order[j, 1]]:
@@ -205,3 +230,16 @@ def _scan(s, lo, hi, cond, n_cond, regions, deck, cards_when, n, log_off, nlog, 
                 if s[log_off + i % MAXLOG] // 8 > window[1]:
                     return (4 << 32) | i
     return 0
+
+
+@njit(cache=True)
+def _scan_rows(states, lo, hi, cond, n_cond, regions, deck, cards_when, n, log_off, nlog, window,
+               order, n_order):
+    """:func:`_scan` of each row of ``states``: ``(row, code)`` of the first failure, or
+    ``(-1, 0)``."""
+    for r in range(states.shape[0]):
+        code = _scan(states[r], lo, hi, cond, n_cond, regions, deck, cards_when, n, log_off,
+                     nlog, window, order, n_order)
+        if code:
+            return r, code
+    return -1, 0
