@@ -299,6 +299,17 @@ def test_specialized_engine_module_and_fingerprint(tmp_path):
     assert sp.specialize(_engine, Closure(), "test") is None
 
 
+def _second_process(code: str):
+    """Run ``code`` in two fresh processes, one after the other (the first may compile and
+    say so); the second's completed process."""
+    env = dict(os.environ, PYTHONPATH=str(ROOT))
+    for _ in range(2):
+        out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, env=env,
+                             capture_output=True, text=True, timeout=900)
+        assert out.returncode == 0, out.stderr
+    return out
+
+
 def test_new_process_loads_the_engine_from_the_cache():
     """A second process finds the compiled engine in the cache and says nothing."""
     code = ("from cardenvs.vector import VectorGame\n"
@@ -306,11 +317,7 @@ def test_new_process_loads_the_engine_from_the_cache():
             "from cardenvs.core.specialize import _SPECS\n"
             "d = next(iter(_SPECS.values())).dispatcher\n"
             "print(sum(d.stats.cache_hits.values()), sum(d.stats.cache_misses.values()))\n")
-    env = dict(os.environ, PYTHONPATH=str(ROOT))
-    for _ in range(2):  # the first run may compile (and then says so)
-        out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, env=env,
-                             capture_output=True, text=True, timeout=600)
-        assert out.returncode == 0, out.stderr
+    out = _second_process(code)
     hits, misses = map(int, out.stdout.split())
     assert hits == 1 and misses == 0
     assert "cardenvs: compiling" not in out.stderr
@@ -388,11 +395,7 @@ def test_new_process_loads_the_search_kernels_from_the_cache():
             "ds = [sp.dispatcher for sp in _SPECS.values()]\n"
             "print(len(ds), sum(sum(d.stats.cache_hits.values()) for d in ds),"
             " sum(sum(d.stats.cache_misses.values()) for d in ds))\n")
-    env = dict(os.environ, PYTHONPATH=str(ROOT))
-    for _ in range(2):  # the first run may compile (and then says so)
-        out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, env=env,
-                             capture_output=True, text=True, timeout=900)
-        assert out.returncode == 0, out.stderr
+    out = _second_process(code)
     n, hits, misses = map(int, out.stdout.split())
     assert n >= 4 and hits == n and misses == 0, out.stdout
     assert "cardenvs: compiling" not in out.stderr
