@@ -658,8 +658,9 @@ def run_arena(game: str, agents, deals: int, seed: int = 0, options: Optional[di
         if reason is not None:
             raise ValueError(f"agent {nm!r} cannot play {game}: {reason}")
     seeds = np.random.SeedSequence(seed).spawn(k + 1)
+    # the serial run's agents (with jobs > 1 each block makes its own, in its worker)
     players = [mod.make_agent(nm, g, seed=int(s.generate_state(1)[0])) for nm, s in
-               zip(names, seeds[1:])]
+               zip(names, seeds[1:])] if jobs == 1 else []
     deal_seeds = np.random.default_rng(seeds[0]).integers(0, 2**63 - 1, size=deals)
     one_vs_rest = g.info.teams.startswith("1 vs")
     roles = ROLE_NAMES.get(game, ("solo", "team")) if one_vs_rest else None
