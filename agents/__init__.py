@@ -25,7 +25,10 @@ trained+search PIMC guided by a ``trained`` network (its best actions join the c
 
 A name may carry an argument after ``:``: ``make_agent("trained:runs/wakeng.npz", game)``
 (or ``trained+search:...``) plays your own weights (``train.dmc`` / ``train.improve`` /
-``train.exit`` output) instead of the shipped ones.
+``train.exit`` output) instead of the shipped ones; ``NAME:KEY=VALUE,KEY=VALUE`` passes
+constructor keywords (``"search:rollouts=1200,max_candidates=12,epsilon=0.1"``; values are
+read as int, float, ``inf``, ``true`` / ``false``, ``none`` or else a string;
+:func:`agent_kwargs`), so the arena and ``cardenvs play`` can field any configuration.
 
 Entries are ``"module:Class"`` strings imported on first use, so optional dependencies
 (rlcard) load only when their agent is asked for; :func:`register_agent` adds more.
@@ -34,7 +37,8 @@ Entries are ``"module:Class"`` strings imported on first use, so optional depend
 from __future__ import annotations
 
 import importlib
-from typing import Optional
+import inspect
+from typing import Any, Optional
 
 from .base import Agent, as_game
 from .random_agent import RandomAgent
@@ -92,25 +96,83 @@ def agent_class(name: str) -> type:
     return getattr(mod, cls)
 
 
-def _argument_kwargs(spec: str) -> dict:
-    """The constructor keywords of a spec's argument (``trained:PATH`` -> ``weights=PATH``)."""
+def _value(text: str) -> Any:
+    """A keyword's value as written in a spec: int, float, ``inf``, bool, ``none`` or str."""
+    low = text.strip().lower()
+    if low in ("true", "false"):
+        return low == "true"
+    if low == "none":
+        return None
+    for cast in (int, float):
+        try:
+            return cast(text)
+        except ValueError:
+            pass
+    return text
+
+
+def agent_kwargs(spec: str) -> dict:
+    """The constructor keywords of a spec's argument: ``trained:PATH`` -> ``weights=PATH``;
+    ``search:rollouts=1200,epsilon=0.1`` -> ``{"rollouts": 1200, "epsilon": 0.1}`` (checked
+    against the class's constructor: an unknown keyword is a ``ValueError`` naming the ones
+    it takes)."""
     import os
 
     name, arg = split_spec(spec)
     if arg is None:
         return {}
-    if name not in WEIGHTS_ARGUMENT:
-        raise ValueError(f"agent {spec!r}: only 'trained' takes an argument "
-                         f"(trained:path/to/weights.npz; trained+search:PATH too)")
-    if not os.path.isfile(arg):
-        raise ValueError(f"agent {spec!r}: no weight file {arg!r}")
-    return {"weights": arg}
+    if "=" not in arg:
+        if name not in WEIGHTS_ARGUMENT:
+            raise ValueError(f"agent {spec!r}: only 'trained' takes an argument without a "
+                             f"keyword (trained:path/to/weights.npz; trained+search:PATH too); "
+                             f"give keywords as {name}:KEY=VALUE,KEY=VALUE")
+        kwargs = {"weights": arg}
+    else:
+        kwargs = {}
+        for item in arg.split(","):
+            key, sep, text = item.partition("=")
+            key = key.strip()
+            if not sep or not key.isidentifier():
+                raise ValueError(f"agent {spec!r}: {item!r} is not KEY=VALUE")
+            if key in kwargs:
+                raise ValueError(f"agent {spec!r}: {key!r} given twice")
+            kwargs[key] = _value(text)
+        params = inspect.signature(agent_class(name).__init__).parameters
+        if not any(p.kind is p.VAR_KEYWORD for p in params.values()):
+            takes = [k for k, p in params.items() if k not in ("self", "game", "seed")
+                     and p.kind in (p.KEYWORD_ONLY, p.POSITIONAL_OR_KEYWORD)]
+            for key in kwargs:
+                if key not in takes:
+                    raise ValueError(f"agent {spec!r}: unknown keyword {key!r}; {name} takes "
+                                     + (", ".join(takes) if takes else "no keywords"))
+    w = kwargs.get("weights")
+    if isinstance(w, str) and not os.path.isfile(w):
+        raise ValueError(f"agent {spec!r}: no weight file {w!r}")
+    return kwargs
+
+
+def split_agents(text: str) -> list[str]:
+    """``"search:rollouts=1200,epsilon=0.1,rules"`` -> ``["search:rollouts=1200,epsilon=0.1",
+    "rules"]``: the comma-separated agent specs of a command line, where a ``KEY=VALUE``
+    item (no agent name has ``=``) continues the spec before it."""
+    out: list[str] = []
+    for item in (s.strip() for s in text.split(",")):
+        if not item:
+            continue
+        if "=" in item and ":" not in item.split("=", 1)[0]:
+            if not out or ":" not in out[-1]:
+                raise ValueError(f"{item!r} in {text!r}: a KEY=VALUE keyword follows an agent "
+                                 f"spec NAME:KEY=VALUE")
+            out[-1] += "," + item
+        else:
+            out.append(item)
+    return out
 
 
 def unsupported(name: str, game) -> Optional[str]:
     """Why agent ``name`` (a spec, :func:`split_spec`) cannot play ``game`` (``None`` when it
     can)."""
-    kwargs = _argument_kwargs(name)
+    kwargs = agent_kwargs(name)
     if not kwargs:
         return agent_class(name).unsupported(as_game(game))
     try:
@@ -124,8 +186,8 @@ def make_agent(name: str, game, seed: Optional[int] = None) -> Agent:
     """An agent by registry name, bound to ``game``: a game's registry name (``"wakeng"``,
     default options) or a compiled Game (``env.unwrapped.game``); ``name`` may carry an
     argument (``"trained:path/to/weights.npz"``, :func:`split_spec`)."""
-    return agent_class(name)(as_game(game), seed=seed, **_argument_kwargs(name))
+    return agent_class(name)(as_game(game), seed=seed, **agent_kwargs(name))
 
 
-__all__ = ["AGENTS", "Agent", "RandomAgent", "agent_class", "as_game", "make_agent",
-           "register_agent", "split_spec", "unsupported"]
+__all__ = ["AGENTS", "Agent", "RandomAgent", "agent_class", "agent_kwargs", "as_game",
+           "make_agent", "register_agent", "split_agents", "split_spec", "unsupported"]

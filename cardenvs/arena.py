@@ -162,9 +162,10 @@ def agents_module(name: str):
 
 
 def parse_agents(spec) -> list[str]:
-    """``"rules,random"`` or a list -> agent names (at least two)."""
+    """``"rules,random"`` or a list -> agent names (at least two); a spec's keywords stay
+    with it (``"search:rollouts=1200,epsilon=0.1,rules"``: two agents, ``split_agents``)."""
     if isinstance(spec, str):
-        names = [s.strip() for s in spec.split(",") if s.strip()]
+        names = import_agents().split_agents(spec)
     elif isinstance(spec, (list, tuple)) and all(isinstance(s, str) for s in spec):
         names = list(spec)
     else:
@@ -176,12 +177,13 @@ def parse_agents(spec) -> list[str]:
 
 def labels_of(names: Sequence[str]) -> list[str]:
     """Unique labels: a repeated name gets ``_2``, ``_3`` ...; a weight file given as
-    ``trained:path/to/NAME.npz`` is labelled ``trained:NAME``."""
+    ``trained:path/to/NAME.npz`` is labelled ``trained:NAME`` (a spec with keywords,
+    ``search:rollouts=1200``, is its own label)."""
     seen: dict[str, int] = {}
     out = []
     for nm in names:
         base, sep, arg = nm.partition(":")
-        if sep:  # trained:runs/x/wakeng.npz -> trained:wakeng
+        if sep and "=" not in arg:  # trained:runs/x/wakeng.npz -> trained:wakeng
             nm = f"{base}:{Path(arg).stem}"
         seen[nm] = seen.get(nm, 0) + 1
         out.append(nm if seen[nm] == 1 else f"{nm}_{seen[nm]}")

@@ -117,7 +117,9 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     a.add_argument("game")
     a.add_argument("--agents", default="rules,random",
                    help="comma-separated agent names (registry in agents/), e.g. rules,random; "
-                        "trained:path/to/weights.npz plays your own weights")
+                        "trained:path/to/weights.npz plays your own weights; "
+                        "NAME:KEY=VALUE,KEY=VALUE passes keywords to the agent, e.g. "
+                        "search:rollouts=1200,epsilon=0.1,rules")
     a.add_argument("--deals", type=int, default=200)
     a.add_argument("--seed", type=int, default=0)
     a.add_argument("--out", default="arena_results", help="folder for the JSON and PNG ('' = none)")
@@ -138,7 +140,9 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
                         "results for every N > 1")
     pl = sub.add_parser("play", help="play a deal in the terminal against agents")
     pl.add_argument("game")
-    pl.add_argument("--agents", default="rules", help="opponents, comma-separated, reused in turn")
+    pl.add_argument("--agents", default="rules",
+                    help="opponents, comma-separated, reused in turn (NAME:KEY=VALUE,... as "
+                         "for the arena)")
     pl.add_argument("--seat", type=int, default=0, help="your seat")
     pl.add_argument("--seed", type=int, default=None)
     pl.add_argument("--option", "-o", action="append", type=parse_option, default=[],

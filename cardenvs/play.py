@@ -258,14 +258,16 @@ def play(game: str, agents="rules", seat: int = 0, seed: Optional[int] = None,
     (``None`` when the player quits).  ``input_fn`` / ``out`` make it scriptable."""
     import cardenvs
 
-    from .arena import env_for_agents, import_agents, parse_agents
+    from .arena import env_for_agents, import_agents
 
     out = sys.stdout if out is None else out
     input_fn = input if input_fn is None else input_fn
     if game not in cardenvs.GAMES:
         raise ValueError(f"unknown game {game!r}; choose from: {', '.join(cardenvs.GAMES)}")
-    names = parse_agents(agents) if isinstance(agents, (list, tuple)) or "," in agents else [agents]
     mod = import_agents()
+    names = list(agents) if isinstance(agents, (list, tuple)) else mod.split_agents(agents)
+    if not names:
+        raise ValueError("give at least one agent (e.g. agents='rules')")
     env, _ = env_for_agents(game, names, options)
     g = env.unwrapped.game
     for nm in set(names):

@@ -322,10 +322,48 @@ def test_own_weights_as_an_agent(tmp_path):
     assert agents.make_agent(f"trained:{mine}", g).path == str(mine)
     with pytest.raises(ValueError, match="no weight file"):
         run_arena("wakeng", f"trained:{tmp_path / 'none.npz'},rules", deals=1, progress=False)
-    with pytest.raises(ValueError, match="only 'trained' takes an argument"):
+    with pytest.raises(ValueError, match="only 'trained' takes an argument without a keyword"):
         agents.make_agent("rules:x", g)
     with pytest.raises(ValueError, match="the weights are for 'wakeng'"):
         run_arena("doudizhu", f"trained:{mine},rules", deals=1, progress=False)
+
+
+def test_agent_specs_carry_constructor_keywords():
+    import agents
+
+    g = cardenvs.make_game("doudizhu")
+    a = agents.make_agent("search:rollouts=64,max_candidates=3,epsilon=0.1,margin=inf,"
+                          "prior=rules,bids=true", g)
+    assert (a.rollouts, a.max_candidates, a.epsilon, a.margin, a.prior_name, a.bids) == (
+        64, 3, 0.1, float("inf"), "rules", True)
+    assert agents.make_agent("search:prior=none", g).prior_name is None
+    assert agents.split_agents("search:rollouts=64,epsilon=0.1, rules,random") == [
+        "search:rollouts=64,epsilon=0.1", "rules", "random"]
+    with pytest.raises(ValueError, match="a KEY=VALUE keyword follows an agent spec"):
+        agents.split_agents("rollouts=64,rules")
+    with pytest.raises(ValueError, match="unknown keyword 'rollout'; search takes rollouts, ms"):
+        agents.make_agent("search:rollout=64", g)
+    with pytest.raises(ValueError, match="rules takes no keywords"):
+        agents.make_agent("rules:depth=2", g)
+    with pytest.raises(ValueError, match="'epsilon' given twice"):
+        agents.make_agent("search:epsilon=0.1,epsilon=0.2", g)
+    with pytest.raises(ValueError, match="'x' is not KEY=VALUE"):
+        agents.make_agent("search:rollouts=8,x", g)
+    with pytest.raises(ValueError, match="rollouts must be a positive int"):
+        agents.make_agent("search:rollouts=0.5", g)
+    with pytest.raises(ValueError, match="no weight file"):
+        agents.make_agent("trained:weights=nowhere.npz", g)
+    # through the arena: the keywords reach the agent (margin=inf plays the prior's move, so
+    # search with prior=rules is rules move for move: every deal even), the spec is its label
+    res = run_arena("doudizhu", "search:margin=inf,prior=rules,rules", deals=3, seed=0,
+                    progress=False)
+    assert res["agents"] == ["search:margin=inf,prior=rules", "rules"]
+    assert res["score_per_deal"]["search:margin=inf,prior=rules"] == [0.0, 0.0, 0.0]
+    assert res["agent_specs"]["search:margin=inf,prior=rules"] == "search:margin=inf,prior=rules"
+    # and a search that does search is not rules move for move
+    res = run_arena("doudizhu", "search:rollouts=64,prior=none,rules", deals=3, seed=0,
+                    progress=False)
+    assert any(v != 0 for v in res["score_per_deal"]["search:rollouts=64,prior=none"])
 
 
 # -- playing in the terminal --------------------------------------------------------------------------
