@@ -7,6 +7,8 @@ Usage (from the repository root)::
     python -m benchmarks.search --quick         # a short run; prints only
     python -m benchmarks.search --games doudizhu --out /tmp/search.md
     python -m benchmarks.search --no-search     # the rates only (no search ms column)
+    python -m benchmarks.search --games doudizhu --option preset=rlcard --option reward=win_loss \\
+        --search-only search:rollouts=1200,max_candidates=12,epsilon=0.1   # one agent's ms
 
 What it measures:
 
@@ -44,6 +46,7 @@ import numpy as np  # noqa: E402
 
 import cardenvs  # noqa: E402
 from benchmarks.run import cpu_model, log, pin_one_core  # noqa: E402
+from cardenvs.cli import parse_option  # noqa: E402
 from cardenvs.vector import VectorGame  # noqa: E402
 
 #: the clock of every measurement: this process's CPU time (one thread), so that other jobs on
@@ -117,14 +120,18 @@ def search_mode(name: str) -> str:
     return f"PIMC over prior {a.prior_name}, margin {a.margin:g} + {a.z:g} SE"
 
 
-def search_ms(name: str, deals: int) -> tuple[float, float, int]:
+def search_ms(name: str, deals: int, spec: str = "search",
+              options: dict | None = None) -> tuple[float, float, int]:
+    """CPU milliseconds per decision (median, p90, decisions timed) of agent ``spec`` (a
+    search agent, ``search:rollouts=1200,...`` for another budget) at one seat against
+    ``rules``, over ``deals`` deals of ``name`` with ``options``."""
     from agents import make_agent
-    from agents.search import SearchAgent
 
-    game = cardenvs.make_game(name)
-    agent = SearchAgent(game, seed=0)
+    options = dict(options or {})
+    game = cardenvs.make_game(name, **options)
+    agent = make_agent(spec, game, seed=0)
     rules = make_agent("rules", game)
-    env = __import__(f"cardenvs.{cardenvs.GAMES[name]}", fromlist=["env"]).env()
+    env = __import__(f"cardenvs.{cardenvs.GAMES[name]}", fromlist=["env"]).env(**options)
     times = []
     warm = False
     for d in range(deals):
@@ -160,14 +167,32 @@ def main(argv=None) -> None:
     ap.add_argument("--cpu", type=int, default=None)
     ap.add_argument("--no-search", action="store_true",
                     help="leave out the search ms per decision (the slow part)")
+    ap.add_argument("--search-only", metavar="SPEC", default=None,
+                    help="only the ms per decision of this search agent spec, e.g. "
+                         "search:rollouts=1200,max_candidates=12,epsilon=0.1 (prints only)")
+    ap.add_argument("--option", action="append", default=[], metavar="KEY=VALUE",
+                    type=parse_option,
+                    help="game option for --search-only (repeatable), e.g. preset=rlcard")
+    ap.add_argument("--deals", type=int, default=None,
+                    help="deals timed for the search column (default 3, --quick 1)")
     args = ap.parse_args(argv)
+    if args.search_only is not None:
+        pinned = pin_one_core(args.cpu)
+        opts = dict(args.option)
+        for name in (g for g in args.games.split(",") if g):
+            med, p90, nd = search_ms(name, args.deals or 3, args.search_only, opts)
+            print(f"{name} {opts or ''} {args.search_only}: {med:.1f} ms median, {p90:.1f} "
+                  f"p90 per decision over {nd} decisions (CPU time; {pinned})")
+        return
+    if args.option:
+        raise SystemExit("--option goes with --search-only")
     pinned = pin_one_core(args.cpu)
     games = [g for g in args.games.split(",") if g]
     for g in games:
         if g not in cardenvs.GAMES:
             raise SystemExit(f"unknown game {g!r}; choose from {', '.join(cardenvs.GAMES)}")
     sec = 0.5 if args.quick else 2.0
-    deals = 1 if args.quick else 3
+    deals = args.deals or (1 if args.quick else 3)
     rows = []
     for name in games:
         game = cardenvs.make_game(name)

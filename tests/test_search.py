@@ -249,3 +249,28 @@ def test_bad_search_options_are_refused():
         SearchAgent(game, margin=-1.0)
     with pytest.raises(ValueError, match="margin"):
         SearchAgent(game, margin=float("nan"))
+
+
+def test_search_benchmark_times_a_given_spec_with_options(capsys):
+    """``benchmarks.search --search-only SPEC --option K=V`` times that agent in that game."""
+    import os
+
+    saved = dict(os.environ)  # the benchmark pins thread counts and its process to one core
+    cpus = os.sched_getaffinity(0) if hasattr(os, "sched_getaffinity") else None
+    try:
+        from benchmarks import search as bench
+
+        med, p90, n = bench.search_ms("doudizhu", 1, "search:rollouts=16,max_candidates=2",
+                                      {"preset": "rlcard"})
+        assert n > 0 and 0 < med <= p90
+        bench.main(["--games", "doudizhu", "--search-only", "search:margin=inf", "--deals", "1",
+                    "--option", "reward=win_loss"])
+        out = capsys.readouterr().out
+        assert "doudizhu {'reward': 'win_loss'} search:margin=inf:" in out and "ms median" in out
+        with pytest.raises(SystemExit, match="--option goes with --search-only"):
+            bench.main(["--games", "doudizhu", "--option", "reward=win_loss"])
+    finally:
+        os.environ.clear()
+        os.environ.update(saved)
+        if cpus is not None:
+            os.sched_setaffinity(0, cpus)
