@@ -74,6 +74,8 @@ GAME_SETTINGS: dict[str, dict[str, float]] = {"doudizhu": {"margin": 0.0, "z": 0
 #: the landlord looks better than it is), and in 4-player Dou Dizhu searched bids lost
 #: 0.6 points per deal to ``rules`` that the trained prior's bids win
 DEFAULT_BIDS = False
+#: the values of ``objective``: a rollout's return, or whether it is positive (a win)
+OBJECTIVES = ("reward", "win")
 
 
 def _state_from(game, info, observation=None) -> np.ndarray:
@@ -229,6 +231,10 @@ class SearchAgent(_StatefulAgent):
             moves without searching).
         bids: search the auction's bids too (default: the prior's bid, or the rollout
             policy's without a prior).
+        objective: what a rollout is worth to the mover: ``"reward"`` (default) its return
+            under the game's options, ``"win"`` 1 for a positive return and 0 otherwise, the
+            chance of winning whatever the score (with ``margin=0``, under
+            ``reward="win_loss"`` both choose alike where no deal can be void).
     """
 
     name = "search"
@@ -237,7 +243,12 @@ class SearchAgent(_StatefulAgent):
                  ms: Optional[float] = None, max_candidates: int = DEFAULT_CANDIDATES,
                  policy: str = "heuristic", epsilon: float = 0.0,
                  prior: Optional[str] = DEFAULT_PRIOR, margin: Optional[float] = None,
-                 z: Optional[float] = None, bids: bool = DEFAULT_BIDS):
+                 z: Optional[float] = None, bids: bool = DEFAULT_BIDS,
+                 objective: str = "reward"):
+        if objective not in OBJECTIVES:
+            raise ValueError(f"objective must be one of {', '.join(map(repr, OBJECTIVES))}, "
+                             f"got {objective!r}")
+        self.objective = objective
         if not isinstance(bids, (bool, np.bool_)):
             raise TypeError(f"bids must be True or False, got {type(bids).__name__}")
         self.bids = bool(bids)
@@ -366,6 +377,8 @@ class SearchAgent(_StatefulAgent):
         seed = int(self.rng.integers(0, 2**62))
         ret = vg.rollout(self.policy, seed=seed, slots=slots, epsilon=self.epsilon)
         V = (ret[:, seat] + paid).reshape(K, C)
+        if self.objective == "win":
+            V = (V > 0).astype(np.float64)
         if self.ms is not None:
             dt = time.perf_counter() - t0
             self._per_rollout_s = max(dt / n, 1e-6)

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 import cardenvs
-from cardenvs.core.state import CUR, PHASE, P_DONE
+from cardenvs.core.state import CUR, PHASE, P_DONE, P_PLAY
 
 import agents
 from agents.search import DEFAULT_MARGIN, DEFAULT_Z, RolloutAgent, SearchAgent
@@ -274,3 +274,29 @@ def test_search_benchmark_times_a_given_spec_with_options(capsys):
         os.environ.update(saved)
         if cpus is not None:
             os.sched_setaffinity(0, cpus)
+
+
+def test_win_objective_chooses_as_the_win_loss_reward_does():
+    """``objective="win"`` values a rollout by whether it wins: under the score reward it makes
+    the choices the default objective makes under ``reward="win_loss"`` (margin 0; no void
+    deals once the landlord is known), and not those of the score."""
+    score = cardenvs.make_game("doudizhu")
+    wl = cardenvs.make_game("doudizhu", reward="win_loss")
+    kw = dict(rollouts=96, max_candidates=4, margin=0.0, z=0.5, prior="rules")
+    as_win = SearchAgent(score, seed=3, objective="win", **kw)
+    as_wl = SearchAgent(wl, seed=3, **kw)
+    as_score = SearchAgent(score, seed=3, **kw)
+    same_as_score = n = 0
+    for seed in range(10):
+        for _, legal, s in decisions("doudizhu", seed):
+            if s[PHASE] != P_PLAY or len(legal) < 2:  # card play
+                continue
+            t = s.copy()
+            t[-1] = wl.fingerprint  # the same position in the win_loss game
+            a = as_win.act_state(s.copy(), legal)
+            assert a == as_wl.act_state(t, legal)
+            same_as_score += a == as_score.act_state(s.copy(), legal)
+            n += 1
+    assert n > 100 and same_as_score < n
+    with pytest.raises(ValueError, match="objective must be one of 'reward', 'win'"):
+        SearchAgent(score, objective="wins")
