@@ -64,14 +64,15 @@ def _check_seats(seats, n_players: int) -> tuple[int, ...]:
 
 
 def _make_agent(name: str, game) -> Any:
-    """The agent registered as ``name`` (the ``agents`` package), bound to ``game``."""
+    """The agent registered as ``name`` (the ``agents`` package), bound to ``game``; ``name``
+    may be a spec with an argument (``trained:PATH``, ``search:rollouts=64,epsilon=0.1``)."""
     try:
-        from agents import AGENTS, make_agent
+        from agents import AGENTS, make_agent, split_spec
     except ModuleNotFoundError:  # pragma: no cover - the agents package is not installed
         raise ValueError(f"unknown opponent {name!r}: give 'random', an object with "
                          f"act(observation, legal_ids), or a callable (the agents package "
                          f"with more names is not installed)") from None
-    if name not in AGENTS:
+    if split_spec(name)[0] not in AGENTS:  # a spec may carry an argument: search:rollouts=64
         raise ValueError(f"unknown opponent {name!r}: give 'random', an agent name "
                          f"({', '.join(a for a in AGENTS if a != 'random')}), an object with "
                          f"act(observation, legal_ids), or a callable")

@@ -385,6 +385,13 @@ def test_play_quits_on_q_and_eof():
         raise EOFError
 
     assert play("wakeng", "rules", seat=2, seed=1, input_fn=eof, out=io.StringIO()) is None
+    # opponents by a spec with keywords (its commas are not a list of agents)
+    out = io.StringIO()
+    spec = "search:rollouts=16,max_candidates=2"
+    assert play("doudizhu", spec, seat=0, seed=1, input_fn=lambda _: "q", out=out) is None
+    assert f"player_1 = {spec}, player_2 = {spec}" in out.getvalue()
+    with pytest.raises(ValueError, match="at least one agent"):
+        play("doudizhu", "", seat=0, seed=1, input_fn=lambda _: "q", out=io.StringIO())
 
 
 def test_parse_move_readings_and_errors():

@@ -186,6 +186,30 @@ def test_opponent_objects_and_set_opponents():
     assert env.opponents[1] == "random"
 
 
+def test_opponents_by_spec_with_keywords():
+    """An opponent named by a spec with keywords is built with them: ``search`` that keeps
+    its ``rules`` prior's every move (``margin=inf``) plays as ``rules`` does."""
+    env = SeatEnv("doudizhu", opponents="search:margin=inf,prior=rules")
+    twin = SeatEnv("doudizhu", opponents="rules")
+    built = env.opponents[1]
+    assert (built.margin, built.prior_name) == (float("inf"), "rules")
+    for e in (env, twin):
+        e.reset(seed=5)
+    ends = 0
+    for _ in range(300):
+        a = int(env.legal_actions()[0])
+        o1, r1, t1, _, _ = env.step(a)
+        o2, r2, t2, _, _ = twin.step(a)
+        assert np.array_equal(o1, o2) and r1 == r2 and t1 == t2
+        if t1:
+            ends += 1
+            env.reset()
+            twin.reset()
+    assert ends >= 3
+    with pytest.raises(ValueError, match="unknown keyword 'rollout'"):
+        SeatEnv("doudizhu", opponents="search:rollout=8")
+
+
 def test_pickle_mid_game_continues_identically():
     env = SeatEnv("wakeng", render_mode="ansi")
     env.reset(seed=9)
