@@ -93,7 +93,8 @@ from numba import njit
 from .core.kernels import rng_below
 from .core.options import check_seed
 from .core.specialize import specialize
-from .core.policy import policy_choose, policy_choose_play, policy_code, policy_params
+from .core.policy import (greedy_params, policy_choose, policy_choose_play, policy_code,
+                          policy_params)
 from .core.state import CUR, PHASE, P_DONE, REW0
 
 #: default cap on the padded legal-action width ``K``
@@ -861,7 +862,7 @@ class VectorGame:
             self._raise(OP_RESET)
 
     def rollout(self, policy: str = "heuristic", seed: int = 0, slots=None, *,
-                epsilon: float = 0.0) -> np.ndarray:
+                epsilon: float = 0.0, greedy_seats: Sequence[int] = ()) -> np.ndarray:
         """Play the slots' games to the end with a rollout policy, all inside numba.
 
         Args:
@@ -875,6 +876,9 @@ class VectorGame:
             slots: the slots to play (default: all).
             epsilon: with ``"heuristic"``, the chance of a uniformly random legal action at
                 each decision (0: deterministic).
+            greedy_seats: with ``"heuristic"``, seats whose card play follows greedily: any
+                play it can beat with a plain play, a partner's too, whatever the cost to its
+                plan (an opponent model of simple rule bots; ``cardenvs.core.policy.PP_GREEDY``).
 
         Returns:
             ``(m, P)`` float64: what each seat was paid from the loaded position to the end
@@ -896,7 +900,16 @@ class VectorGame:
         idx = self._all if slots is None else self._slots(slots)
         m = len(idx)
         g = self.game
-        pp = policy_params(g)
+        if isinstance(greedy_seats, (int, np.integer)):
+            raise TypeError("greedy_seats is a sequence of seat indices, e.g. (1, 2)")
+        greedy = tuple(greedy_seats)
+        if not greedy:
+            pp = policy_params(g)
+        else:
+            cached = getattr(self, "_greedy_pp", None)
+            if cached is None or cached[0] != greedy:
+                cached = self._greedy_pp = (greedy, greedy_params(g, greedy))
+            pp = cached[1]
         rng = rollout_streams(int(seed), m)
         returns = np.zeros((m, self.n_players), np.float64)
         lengths = np.zeros(m, np.int64)

@@ -13,8 +13,8 @@ from cardenvs.core.kernels import rng_below
 from cardenvs.core.policy import (
     K_PASS, K_PLAY, PP_KINDS, PP_R, PP_RECS, PP_WILD, REC_BIG, REC_DOUBLES, REC_FAMILY,
     REC_KEY, REC_KIND, REC_NCARDS, REC_POWER, REC_RSUM, cost_of_masks, hand_cost, masks_of,
-    KIND_HEURISTIC, pack_records, policy_choose_play, policy_params, score_actions,
-    score_actions_reference,
+    KIND_HEURISTIC, PP_GREEDY, greedy_params, pack_records, policy_choose_play, policy_params,
+    score_actions, score_actions_reference,
 )
 from cardenvs.core.state import CUR, LAST_ROW, LAST_SEAT
 from cardenvs.vector import VectorGame, rollout_streams
@@ -210,3 +210,36 @@ def test_rollouts_equal_reference_rollouts(name, eps):
         r, d = replay(game, st, _reference_chooser(sc, streams[j:j + 1].copy(), eps))
         assert d == lengths[j], (j, d, lengths[j])
         assert np.array_equal(r, ret[j]), (j, r, ret[j])
+
+
+@pytest.mark.parametrize("name", ["doudizhu", "niangniang", "wulong"])
+def test_greedy_seats_score_alike_in_both_scorers_and_follow(name):
+    """``greedy_params`` (the search's opponent model): both scorers agree bit for bit with
+    every seat greedy, and a greedy seat follows where the policy passes: over a partner
+    (the policy never beats one unless it goes out) and over an opponent's play it finds too
+    costly to beat."""
+    game = cardenvs.make_game(name)
+    sc, gr = Scorer(game), Scorer(game)
+    gr.pp = greedy_params(game, range(game.n_players))
+    assert gr.pp[PP_GREEDY] == 2 ** game.n_players - 1 and sc.pp[PP_GREEDY] == 0
+    T = game.pass_id
+    n = follows = passes = greedy_passes = 0
+    for s, legal, *_ in mixed_decisions(game, 10**6, seed=23):
+        if len(legal) < 2:
+            continue
+        fast = gr.scores(score_actions, s, legal)
+        ref = gr.scores(score_actions_reference, s, legal)
+        assert np.array_equal(fast, ref), (n, legal, fast, ref)
+        n += 1
+        plain = [j for j, a in enumerate(legal) if a < T and game.tab.power[a] == 0]
+        if T in legal and s[LAST_SEAT] != s[CUR] and plain:
+            follows += 1
+            passes += legal[int(np.argmin(sc.scores(score_actions, s, legal)))] == T
+            greedy_passes += legal[int(np.argmin(ref))] == T
+        if n >= 1500:
+            break
+    assert follows > 300, follows
+    assert passes > 0.2 * follows, (passes, follows)  # the policy passes often ...
+    assert greedy_passes < 0.05 * follows, (greedy_passes, follows)  # ... a greedy seat seldom
+    with pytest.raises(ValueError, match="seat indices"):
+        greedy_params(game, [game.n_players])

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 import cardenvs
-from cardenvs.core.state import CUR, PHASE, P_DONE, P_PLAY
+from cardenvs.core.state import CUR, LANDLORD, PHASE, P_DONE, P_PLAY
 
 import agents
 from agents.search import DEFAULT_MARGIN, DEFAULT_Z, RolloutAgent, SearchAgent
@@ -300,3 +300,37 @@ def test_win_objective_chooses_as_the_win_loss_reward_does():
     assert n > 100 and same_as_score < n
     with pytest.raises(ValueError, match="objective must be one of 'reward', 'win'"):
         SearchAgent(score, objective="wins")
+
+
+def test_greedy_opponent_model():
+    """``opponents="greedy"``: the rollouts play the mover's opponents as greedy followers
+    (the solo seat for a partner, every other seat for the solo seat or where no seat is
+    solo); it changes some choices, replays under its seed, and refuses what it cannot
+    model."""
+    g = cardenvs.make_game("doudizhu")
+    kw = dict(rollouts=96, max_candidates=4, prior=None)
+    model = SearchAgent(g, seed=4, opponents="greedy", **kw)
+    again = SearchAgent(g, seed=4, opponents="greedy", **kw)
+    plain = SearchAgent(g, seed=4, **kw)
+    differ = n = 0
+    for seed in range(10):
+        for _, legal, s in decisions("doudizhu", seed):
+            if s[PHASE] != P_PLAY or len(legal) < 2:
+                continue
+            solo, seat = int(s[LANDLORD]), int(s[CUR])
+            expect = (solo,) if seat != solo else tuple(q for q in range(3) if q != seat)
+            assert model.opponents_of(s) == expect
+            a = model.act_state(s.copy(), legal)
+            assert a == again.act_state(s.copy(), legal) and a in legal
+            differ += a != plain.act_state(s.copy(), legal)
+            n += 1
+    assert n > 50 and differ > 0, (n, differ)
+    auction = decisions("doudizhu", 0, n=1)[0][2]
+    assert auction[LANDLORD] < 0 and model.opponents_of(auction) == (1, 2)
+    w = SearchAgent(cardenvs.make_game("wulong"), seed=0, opponents="greedy")
+    state = decisions("wulong", 0, n=1)[0][2]
+    assert w.opponents_of(state) == tuple(q for q in range(4) if q != int(state[CUR]))
+    with pytest.raises(ValueError, match="opponents must be one of"):
+        SearchAgent(g, opponents="smart")
+    with pytest.raises(ValueError, match="models the heuristic policy"):
+        SearchAgent(g, opponents="greedy", policy="random")

@@ -73,6 +73,11 @@ from .state import CUR, HDR, LANDLORD, LAST_ROW, LAST_SEAT, PHASE, P_DONE
 # -- the parameter vector ------------------------------------------------------------------------
 (PP_R, PP_NAT, PP_WILD, PP_NOSINGLE, PP_STRAIGHT, PP_MINS, PP_PAIRS, PP_MINP, PP_KICK,
  PP_SOLO, PP_NP, PP_PASS, PP_T, PP_NA, PP_STATE) = range(15)
+#: seats (a bit mask) whose card play follows greedily (0 by default: none), an opponent
+#: model for a search against simple rule bots: such a seat beats any play it can with a
+#: plain (non-bomb) play, a partner's too, the cheapest for its plan, whatever the cost
+#: (:func:`greedy_params`)
+PP_GREEDY = 15
 PP_BONUS = 16  # 16 slots: value of keeping a card of each rank, in hundredths of a combination
 PP_CTRL = 32  # 16 slots: bidding strength of each rank, in hundredths
 PP_BIDTH = 48  # 3 slots: strength thresholds of bids 1, 2, 3, in hundredths (heuristic0)
@@ -1008,6 +1013,9 @@ def score_actions_reference(s, legal, k, tab, opts, pp, k_step, tmp, scores, wor
             can_pass = True
     following = prev >= 0 and owner >= 0 and owner != seat and can_pass
     by_partner = following and solo >= 0 and seat != solo and owner != solo
+    greedy = ((pp[PP_GREEDY] >> seat) & 1) == 1  # follows whatever the cost
+    if greedy:
+        by_partner = False
     beater_left = _hand_total(s, owner) if owner >= 0 else 99
     if beater_left == 0:
         beater_left = 99  # the play went out with its owner: no threat from that seat
@@ -1032,6 +1040,8 @@ def score_actions_reference(s, legal, k, tab, opts, pp, k_step, tmp, scores, wor
         thr = FOLLOW_THR_URGENT
     elif enemy_min <= 5:
         thr = FOLLOW_THR_NEAR
+    if greedy:
+        thr = inf
     bomb_ok = enemy_min <= 3 or beater_left <= 4
     rs0 = PP_KINDS + pp[PP_NA]
     check_dead = pp[PP_NOSINGLE] != 0
@@ -1398,6 +1408,9 @@ def score_card_play(s, legal, k, counts, pp, scores, work):
     if following:
         one_play = False
     by_partner = following and solo >= 0 and seat != solo and owner != solo
+    greedy = ((pp[PP_GREEDY] >> seat) & 1) == 1  # follows whatever the cost
+    if greedy:
+        by_partner = False
     beater_left = _hand_total_i(s, owner) if owner >= 0 else 99
     if beater_left == 0:
         beater_left = 99  # the play went out with its owner: no threat from that seat
@@ -1429,6 +1442,8 @@ def score_card_play(s, legal, k, counts, pp, scores, work):
         thr = FOLLOW_THR_URGENT
     elif enemy_min <= 5:
         thr = FOLLOW_THR_NEAR
+    if greedy:
+        thr = inf
     bomb_ok = enemy_min <= 3 or beater_left <= 4
     check_dead = pp[PP_NOSINGLE] != 0
     feed_partner = 0
@@ -1615,6 +1630,21 @@ def _mask(ranks) -> int:
     for r in ranks:
         m |= 1 << int(r)
     return m
+
+
+def greedy_params(game, seats) -> np.ndarray:
+    """A copy of the rollout policy's parameter vector (:func:`policy_params`) in which the
+    card play of ``seats`` (seat indices) follows greedily (:data:`PP_GREEDY`)."""
+    n = int(game.n_players)
+    mask = 0
+    for q in seats:
+        if isinstance(q, (bool, np.bool_)) or not isinstance(q, (int, np.integer)) \
+                or not 0 <= q < n:
+            raise ValueError(f"greedy seats must be seat indices 0..{n - 1}, got {q!r}")
+        mask |= 1 << int(q)
+    pp = policy_params(game).copy()
+    pp[PP_GREEDY] = mask
+    return pp
 
 
 def policy_params(game) -> np.ndarray:
