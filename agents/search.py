@@ -240,7 +240,7 @@ class SearchAgent(_StatefulAgent):
             ``reward="win_loss"`` both choose alike where no deal can be void).
         opponents: an opponent model for the rollouts: ``None`` (default) plays the
             mover's opponents by the rollout policy like everyone else; ``"greedy"`` has
-            them follow whenever a plain play beats, a partner's too, whatever it costs
+            them follow whenever a plain play beats, a partner's too, at nearly any cost to
             their plan, as simple rule bots do (RLCard's rule model passes in under 1% of
             the decisions where it may; the rollout policy in 39%). The mover's partners and
             its own later moves keep the policy.

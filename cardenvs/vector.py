@@ -876,9 +876,10 @@ class VectorGame:
             slots: the slots to play (default: all).
             epsilon: with ``"heuristic"``, the chance of a uniformly random legal action at
                 each decision (0: deterministic).
-            greedy_seats: with ``"heuristic"``, seats whose card play follows greedily: any
-                play it can beat with a plain play, a partner's too, whatever the cost to its
-                plan (an opponent model of simple rule bots; ``cardenvs.core.policy.PP_GREEDY``).
+            greedy_seats: with ``"heuristic"``, seats whose card play follows greedily: they
+                beat a play whenever a plain play does, a partner's too, at nearly any cost
+                to their plan (an opponent model of simple rule bots;
+                ``cardenvs.core.policy.PP_GREEDY``).
 
         Returns:
             ``(m, P)`` float64: what each seat was paid from the loaded position to the end
@@ -903,6 +904,9 @@ class VectorGame:
         if isinstance(greedy_seats, (int, np.integer)):
             raise TypeError("greedy_seats is a sequence of seat indices, e.g. (1, 2)")
         greedy = tuple(greedy_seats)
+        if greedy and policy != "heuristic":
+            raise ValueError(f"greedy_seats model the heuristic policy's card play; "
+                             f"policy={policy!r} has no such model")
         if not greedy:
             pp = policy_params(g)
         else:

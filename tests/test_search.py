@@ -334,3 +334,13 @@ def test_greedy_opponent_model():
         SearchAgent(g, opponents="smart")
     with pytest.raises(ValueError, match="models the heuristic policy"):
         SearchAgent(g, opponents="greedy", policy="random")
+    from cardenvs.vector import VectorGame
+
+    vg = VectorGame(g, 4, observe=False, auto_reset=False)
+    vg.reset(seed=0)
+    with pytest.raises(ValueError, match="seat indices 0..2, got 3"):
+        vg.rollout(greedy_seats=(3,))
+    with pytest.raises(TypeError, match="a sequence of seat indices"):
+        vg.rollout(greedy_seats=1)
+    with pytest.raises(ValueError, match="model the heuristic policy"):
+        vg.rollout("random", greedy_seats=(1,))

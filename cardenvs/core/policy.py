@@ -74,9 +74,9 @@ from .state import CUR, HDR, LANDLORD, LAST_ROW, LAST_SEAT, PHASE, P_DONE
 (PP_R, PP_NAT, PP_WILD, PP_NOSINGLE, PP_STRAIGHT, PP_MINS, PP_PAIRS, PP_MINP, PP_KICK,
  PP_SOLO, PP_NP, PP_PASS, PP_T, PP_NA, PP_STATE) = range(15)
 #: seats (a bit mask) whose card play follows greedily (0 by default: none), an opponent
-#: model for a search against simple rule bots: such a seat beats any play it can with a
-#: plain (non-bomb) play, a partner's too, the cheapest for its plan, whatever the cost
-#: (:func:`greedy_params`)
+#: model for a search against simple rule bots: such a seat beats a play whenever a plain
+#: (non-bomb) play does, a partner's too, with the one cheapest for its plan, unless it raises
+#: the plan's cost by more than a pass's score (10 combinations) (:func:`greedy_params`)
 PP_GREEDY = 15
 PP_BONUS = 16  # 16 slots: value of keeping a card of each rank, in hundredths of a combination
 PP_CTRL = 32  # 16 slots: bidding strength of each rank, in hundredths
