@@ -93,8 +93,8 @@ from numba import njit
 from .core.kernels import rng_below
 from .core.options import check_seed
 from .core.specialize import specialize
-from .core.policy import (greedy_params, policy_choose, policy_choose_play, policy_code,
-                          policy_params)
+from .core.policy import (PP_GREEDY, greedy_mask, policy_choose, policy_choose_play,
+                          policy_code, policy_params)
 from .core.state import CUR, PHASE, P_DONE, REW0
 
 #: default cap on the padded legal-action width ``K``
@@ -909,11 +909,11 @@ class VectorGame:
                              f"policy={policy!r} has no such model")
         if not greedy:
             pp = policy_params(g)
-        else:
-            cached = getattr(self, "_greedy_pp", None)
-            if cached is None or cached[0] != greedy:
-                cached = self._greedy_pp = (greedy, greedy_params(g, greedy))
-            pp = cached[1]
+        else:  # one private copy of the parameters per batch; only its mask changes
+            pp = getattr(self, "_greedy_pp", None)
+            if pp is None:
+                pp = self._greedy_pp = policy_params(g).copy()
+            pp[PP_GREEDY] = greedy_mask(g, greedy)
         rng = rollout_streams(int(seed), m)
         returns = np.zeros((m, self.n_players), np.float64)
         lengths = np.zeros(m, np.int64)

@@ -1632,9 +1632,9 @@ def _mask(ranks) -> int:
     return m
 
 
-def greedy_params(game, seats) -> np.ndarray:
-    """A copy of the rollout policy's parameter vector (:func:`policy_params`) in which the
-    card play of ``seats`` (seat indices) follows greedily (:data:`PP_GREEDY`)."""
+def greedy_mask(game, seats) -> int:
+    """The :data:`PP_GREEDY` value that makes the card play of ``seats`` (seat indices)
+    follow greedily."""
     n = int(game.n_players)
     mask = 0
     for q in seats:
@@ -1642,8 +1642,14 @@ def greedy_params(game, seats) -> np.ndarray:
                 or not 0 <= q < n:
             raise ValueError(f"greedy seats must be seat indices 0..{n - 1}, got {q!r}")
         mask |= 1 << int(q)
+    return mask
+
+
+def greedy_params(game, seats) -> np.ndarray:
+    """A copy of the rollout policy's parameter vector (:func:`policy_params`) in which the
+    card play of ``seats`` (seat indices) follows greedily (:data:`PP_GREEDY`)."""
     pp = policy_params(game).copy()
-    pp[PP_GREEDY] = mask
+    pp[PP_GREEDY] = greedy_mask(game, seats)
     return pp
 
 
