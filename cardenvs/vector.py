@@ -877,9 +877,9 @@ class VectorGame:
             epsilon: with ``"heuristic"``, the chance of a uniformly random legal action at
                 each decision (0: deterministic).
             greedy_seats: with ``"heuristic"``, seats whose card play follows greedily: they
-                beat a play whenever a plain play does, a partner's too, at nearly any cost
-                to their plan (an opponent model of simple rule bots;
-                ``cardenvs.core.policy.PP_GREEDY``).
+                beat a play whenever a plain play does, a partner's too, with the lowest
+                one, and lead a combination without kickers holding their lowest card (an
+                opponent model of simple rule bots; ``cardenvs.core.policy.PP_GREEDY``).
 
         Returns:
             ``(m, P)`` float64: what each seat was paid from the loaded position to the end

@@ -11,12 +11,13 @@ import pytest
 import cardenvs
 from cardenvs.core.kernels import rng_below
 from cardenvs.core.policy import (
-    K_PASS, K_PLAY, PP_KINDS, PP_R, PP_RECS, PP_WILD, REC_BIG, REC_DOUBLES, REC_FAMILY,
+    K_PASS, K_PLAY, PP_KINDS, PP_NA, PP_R, PP_RECS, PP_WILD, REC_BIG, REC_DOUBLES, REC_FAMILY,
     REC_KEY, REC_KIND, REC_NCARDS, REC_POWER, REC_RSUM, cost_of_masks, hand_cost, masks_of,
     KIND_HEURISTIC, PP_GREEDY, greedy_params, pack_records, policy_choose_play, policy_params,
     score_actions, score_actions_reference,
 )
-from cardenvs.core.state import CUR, LAST_ROW, LAST_SEAT
+from cardenvs.core.combos import ROCKET
+from cardenvs.core.state import CUR, HDR, LAST_ROW, LAST_SEAT
 from cardenvs.vector import VectorGame, rollout_streams
 
 from agents.search import RolloutAgent
@@ -241,5 +242,42 @@ def test_greedy_seats_score_alike_in_both_scorers_and_follow(name):
     assert follows > 300, follows
     assert passes > 0.2 * follows, (passes, follows)  # the policy passes often ...
     assert greedy_passes < 0.05 * follows, (greedy_passes, follows)  # ... a greedy seat seldom
+    if name == "doudizhu":  # the wild games' plays name no single lowest card
+        _assert_greedy_choices(game, gr)
+
+
+def _assert_greedy_choices(game, gr, n_decisions: int = 1500):
+    """A greedy seat plays as a simple rule bot: it follows with the lowest plain play that
+    beats (lowest key, then lowest kickers), and leads, unless it can go out at once, a
+    combination without kickers that holds its lowest card."""
+    from cardenvs.core.combos import AIRPLANE_PAIRS, AIRPLANE_SINGLES, TRIO_PAIR, TRIO_SINGLE
+
+    tab, T = game.tab, game.pass_id
+    kickers = (TRIO_SINGLE, TRIO_PAIR, AIRPLANE_SINGLES, AIRPLANE_PAIRS)
+    rsum = gr.pp[PP_KINDS + gr.pp[PP_NA]:][:T]
+    leads = follows = 0
+    for s, legal, *_ in mixed_decisions(game, 10**6, seed=29):
+        if len(legal) < 2 or (legal > T).any():
+            continue
+        hand = s[HDR + 16 * s[CUR]:HDR + 16 * s[CUR] + 16]
+        if any(tab.ncards[a] >= hand.sum() for a in legal if a < T):
+            continue  # going out comes first
+        a = legal[int(np.argmin(gr.scores(score_actions, s, legal)))]
+        if T in legal:
+            plain = [b for b in legal if b < T and tab.power[b] == 0 and
+                     tab.family[b] != ROCKET]
+            if not plain:
+                continue
+            best = min(plain, key=lambda b: (tab.key[b], rsum[b]))
+            assert (tab.key[a], rsum[a]) == (tab.key[best], rsum[best]), (s, legal, a, best)
+            follows += 1
+        else:
+            low = int(np.flatnonzero(hand)[0])
+            assert tab.counts[a, low] > 0, (s, a, low)
+            assert tab.family[a] not in kickers, (s, a)
+            leads += 1
+        if leads + follows >= n_decisions:
+            break
+    assert leads > 200 and follows > 300, (leads, follows)
     with pytest.raises(ValueError, match="seat indices"):
         greedy_params(game, [game.n_players])
