@@ -7,6 +7,8 @@
   ``rules`` agent (:mod:`train.improve`): paired rollouts of the same deal give the exact
   advantage of another move; the exported weights name ``rules`` as their prior, which the
   network overrides where it scores a move clearly better.
+* ``python -m train.distill collect GAME --teacher search`` then ``fit GAME``: a network-only
+  agent that imitates a teacher agent (:mod:`train.distill`; DAgger with ``--player``).
 * :mod:`train.selfplay`: the self-play data engine every trainer can draw samples from
   (``SelfPlay(game, n).batches(policy_fn, B)``: games, observations, action features and
   Monte-Carlo targets in numba over :class:`cardenvs.vector.VectorGame`; ``ActorPool``

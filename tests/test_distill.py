@@ -1,0 +1,108 @@
+"""``train.distill``: teacher-played shards (deterministic, resumable), the imitation fit, and
+the network-only agent it writes."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+import cardenvs
+
+import agents
+from train import distill
+
+
+def test_collect_is_deterministic_resumable_and_records_the_teachers_moves(tmp_path):
+    a, b = tmp_path / "a", tmp_path / "b"
+    res = distill.collect("wakeng", "rules", 4, str(a), seed=3, block=2, progress=False)
+    assert res["blocks"] == 2 and res["kept"] == 0 and res["decisions"] > 20
+    # a larger --deals adds blocks; the ones there are kept
+    again = distill.collect("wakeng", "rules", 6, str(a), seed=3, block=2, progress=False)
+    assert again["blocks"] == 1 and again["kept"] == 2
+    assert json.loads((a / "collect.json").read_text())["deals"] == 6
+    distill.collect("wakeng", "rules", 4, str(b), seed=3, block=2, jobs=2, progress=False)
+    for name in ("shard_000000.npz", "shard_000001.npz"):
+        with np.load(a / name) as x, np.load(b / name) as y:
+            for k in ("obs", "legal", "sizes", "action", "deal", "seat"):
+                assert np.array_equal(x[k], y[k]), (name, k)
+    # every record is a decision of the deal it names, with the rules agent's move
+    with np.load(a / "shard_000001.npz") as z:
+        assert set(z["deal"].tolist()) == {2, 3}
+    _assert_rules_labels(a / "shard_000001.npz")
+
+
+def _assert_rules_labels(path):
+    """Every record of the shard is a decision with two or more legal actions, labelled with
+    the ``rules`` agent's move there (the rules agent decides from the observation alone)."""
+    game = cardenvs.make_game("wakeng")
+    rules = agents.make_agent("rules", game, seed=None)
+    with np.load(path) as z:
+        legal, sizes, action, obs = z["legal"], z["sizes"], z["action"], z["obs"]
+    start = np.concatenate([[0], np.cumsum(sizes)[:-1]])
+    for i in range(len(action)):
+        lg = legal[start[i]:start[i] + sizes[i]]
+        assert sizes[i] >= 2 and action[i] in lg
+        mask = np.zeros(game.n_actions, np.int8)
+        mask[lg] = 1
+        o = obs[i].astype(np.float32)
+        assert rules.act({"observation": o, "action_mask": mask}, lg) == action[i]
+    return obs
+
+
+def test_collect_refuses_bad_input(tmp_path):
+    with pytest.raises(ValueError, match="teacher 'rlcard' cannot play wakeng"):
+        distill.collect("wakeng", "rlcard", 2, str(tmp_path / "x"), progress=False)
+    with pytest.raises(ValueError, match="deals must be a positive int"):
+        distill.collect("wakeng", "rules", 0, str(tmp_path / "x"), progress=False)
+    distill.collect("wakeng", "random", 2, str(tmp_path / "y"), block=2, progress=False)
+    with pytest.raises(ValueError, match="use another --out"):
+        distill.collect("wakeng", "rules", 2, str(tmp_path / "y"), block=2, progress=False)
+    with pytest.raises(ValueError, match="holds wakeng decisions, not doudizhu"):
+        distill.fit("doudizhu", str(tmp_path / "y"), progress=False)
+    assert distill.main(["fit", "wakeng", "--data", str(tmp_path / "none")]) == 2
+
+
+def test_fit_learns_the_teacher_and_writes_a_network_only_agent(tmp_path):
+    data = tmp_path / "d"
+    distill.collect("wakeng", "rules", 12, str(data), seed=1, block=3, progress=False)
+    res = distill.fit("wakeng", str(data), minutes=2.0, epochs=25, batch=32, holdout=4,
+                      eval_deals=0, progress=False)
+    hist = res["history"]
+    assert res["epochs"] == 25 and res["held_out"] > 0
+    # the network comes to play the teacher's move on the decisions it learned from, far
+    # above its first epoch (a legal action in ~3 to ~40; the rules agent is deterministic)
+    assert hist[-1]["train_agreement"] > 0.85, hist[-1]
+    assert hist[-1]["train_agreement"] > hist[0]["train_agreement"] + 0.15, (hist[0], hist[-1])
+    game = cardenvs.make_game("wakeng")
+    agent = agents.make_agent(f"trained:{res['weights']}", game)
+    assert agent.network_only and agent.net.meta["trainer"] == "distill"
+    assert agent.net.meta["teacher"] == "rules"
+    # DAgger: the network plays, the teacher labels; both collections fit together
+    dag = tmp_path / "dagger"
+    distill.collect("wakeng", "rules", 3, str(dag), seed=1, block=3, progress=False,
+                    player=f"trained:{res['weights']}", player_share=1.0)
+    obs_dag = _assert_rules_labels(dag / "shard_000000.npz")
+    with np.load(data / "shard_000000.npz") as z:  # the same deals, other moves played
+        assert not np.array_equal(z["obs"], obs_dag)
+    both = distill.fit("wakeng", [str(data), str(dag)], str(tmp_path / "both"), epochs=1,
+                       batch=32, init=res["weights"], eval_deals=4, progress=False)
+    assert both["decisions"] > res["decisions"]
+    # the evaluation after the epoch: the network against rules on 4 duplicate deals
+    (row,) = both["eval"]
+    assert row["opponent"] == "rules" and row["deals"] == 4 and row["epoch"] == 1
+    assert (tmp_path / "both" / "eval.png").stat().st_size > 0
+    assert (tmp_path / "both" / "eval.csv").read_text().count("\n") == 2
+    s = game.new_state()
+    game.reset(s, 11)
+    buf = np.empty(game.n_actions + 1, np.int64)
+    obs = np.zeros(game.layout.size, np.float32)
+    while not game.done(s):  # a whole deal by the network alone, every move legal
+        k = game.legal(s, buf)
+        game.encode(s, game.current(s), obs)
+        mask = np.zeros(game.n_actions, np.int8)
+        mask[buf[:k]] = 1
+        a = agent.act({"observation": obs, "action_mask": mask}, buf[:k].copy())
+        assert game.is_legal(s, a)
+        game.step(s, a)

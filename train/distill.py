@@ -1,0 +1,513 @@
+"""Distillation: a network-only agent that imitates a teacher agent, e.g. ``search``.
+
+Two steps, each a subcommand (run from the repository root)::
+
+    python -m train.distill collect doudizhu --teacher search --deals 4000 --jobs 2 --out runs/distill_doudizhu
+    python -m train.distill fit doudizhu --data runs/distill_doudizhu --minutes 20
+
+* ``collect``: the teacher plays every seat of ``--deals`` deals (deal ``i`` is the game's
+  reset with seed ``--seed * 1_000_003 + i``); at every decision with two or more legal
+  actions the seat's observation, the legal action ids and the teacher's action are stored.
+  Deals come in blocks of ``--block`` (one ``.npz`` shard each, written atomically, the
+  teacher seeded from the seed and the block), over ``--jobs`` processes; a shard already in
+  ``--out`` is kept, so an interrupted collection continues where it stopped and a larger
+  ``--deals`` adds blocks.  Agents that search (``needs_state``) are handed the state in
+  ``info["state"]``, as the arena does.
+* ``fit``: a :class:`train.dmc.QNet` learns to rank the teacher's action first among the
+  legal ones: the cross-entropy of ``softmax`` of the scores over the teacher's action and up
+  to ``--negatives`` other legal actions of the decision, drawn afresh at every step (all of
+  them when there are fewer).  Shards are split by deal into training and held-out decisions
+  (every ``--holdout``-th block); the log gives both agreements with the teacher (the share
+  of decisions whose best-scored legal action is the teacher's, over every legal action).
+  After every epoch the network alone plays ``--eval-deals`` duplicate deals against each
+  ``--eval-agents`` agent (the same deals each time; ``eval.csv`` and the learning curve
+  ``eval.png``).  ``--minutes`` bounds the fit (evaluations aside); SIGTERM / Ctrl-C stop it
+  with the weights of the last epoch.
+  The weights (``OUT/GAME.npz``, ``"mode": "network"``: every decision is the network's) play
+  as ``trained:OUT/GAME.npz``.
+
+The teacher's bids, exchanges, joker picks and 报牌 are learned like its card play: one
+network makes every decision.
+"""
+
+from __future__ import annotations
+
+import argparse
+import glob
+import json
+import os
+import sys
+import time
+from typing import Optional, Sequence
+
+import numpy as np
+
+from cardenvs.cli import parse_option
+
+_SHARD = "shard_{:06d}.npz"
+
+
+# ---------------------------------------------------------------------------------------------
+# collect
+# ---------------------------------------------------------------------------------------------
+def deal_seed(seed: int, i: int) -> int:
+    """The reset seed of deal ``i`` of a collection with ``seed``."""
+    return int(seed) * 1_000_003 + int(i)
+
+
+def play_block(game_name: str, options: dict, teacher: str, seed: int, block: int,
+               deals: Sequence[int], player: Optional[str] = None,
+               player_share: float = 0.0) -> dict:
+    """The teacher at every seat of ``deals`` (deal indices); the decisions with two or more
+    legal actions as arrays: ``obs`` (float16, one row per decision), ``legal`` (the legal ids
+    of every decision, concatenated), ``sizes`` (legal actions per decision), ``action`` (the
+    teacher's), ``deal`` (the deal index) and ``seat``.  With a ``player`` (an agent spec), at
+    each decision the player's move is played instead of the teacher's with probability
+    ``player_share`` (the label stays the teacher's: DAgger's data)."""
+    from cardenvs.api import make_game
+    from cardenvs.arena import import_agents
+
+    agents = import_agents()
+    g = make_game(game_name, **options)
+    agent = agents.make_agent(teacher, g, seed=int(seed) * 7919 + int(block))
+    needs_state = bool(getattr(agent, "needs_state", False))
+    other = None
+    if player is not None and player_share > 0:
+        other = agents.make_agent(player, g, seed=int(seed) * 7919 + int(block) + 1)
+    rng = np.random.default_rng([int(seed), int(block), 17])
+    s = g.new_state()
+    buf = np.empty(g.n_actions + 1, np.int64)
+    obs = np.zeros(g.layout.size, np.float32)
+    mask = np.zeros(g.n_actions, np.int8)
+    rows_obs, rows_legal, sizes, actions, deal_ix, seats = [], [], [], [], [], []
+    for i in deals:
+        g.reset(s, deal_seed(seed, i))
+        while not g.done(s):
+            k = g.legal(s, buf)
+            legal = buf[:k].copy()
+            if k == 1:
+                g.step(s, int(legal[0]))
+                continue
+            seat = int(g.current(s))
+            g.encode(s, seat, obs)
+            mask[:] = 0
+            mask[legal] = 1
+            info = {"state": s.copy()} if needs_state else {}
+            a = int(agent.act({"observation": obs.copy(), "action_mask": mask.copy()},
+                              legal.copy(), info))
+            if a not in legal:
+                raise ValueError(f"teacher {teacher!r} chose {a}, not a legal action")
+            played = a
+            if other is not None and rng.random() < player_share:
+                info = {"state": s.copy()} if getattr(other, "needs_state", False) else {}
+                played = int(other.act({"observation": obs.copy(), "action_mask": mask.copy()},
+                                       legal.copy(), info))
+            rows_obs.append(obs.astype(np.float16))
+            rows_legal.append(legal)
+            sizes.append(k)
+            actions.append(a)
+            deal_ix.append(i)
+            seats.append(seat)
+            g.step(s, played)
+    D = g.layout.size
+    return {"obs": np.array(rows_obs, np.float16).reshape(-1, D),
+            "legal": np.concatenate(rows_legal) if rows_legal else np.zeros(0, np.int64),
+            "sizes": np.array(sizes, np.int64), "action": np.array(actions, np.int64),
+            "deal": np.array(deal_ix, np.int64), "seat": np.array(seats, np.int64)}
+
+
+def _block_job(args) -> tuple[int, int]:
+    game, options, teacher, seed, block, deals, out, player, share = args
+    data = play_block(game, options, teacher, seed, block, deals, player, share)
+    path = os.path.join(out, _SHARD.format(block))
+    tmp = path + ".tmp.npz"
+    np.savez(tmp, **data)
+    os.replace(tmp, path)
+    return block, len(data["action"])
+
+
+def collect(game: str, teacher: str, deals: int, out: str, *, options: Optional[dict] = None,
+            seed: int = 0, block: int = 10, jobs: int = 1, player: Optional[str] = None,
+            player_share: float = 0.0, progress: bool = True) -> dict:
+    """Write the shards of ``deals`` teacher-played deals into ``out`` (module docstring);
+    returns ``{"blocks": written, "kept": already there, "decisions": written}``."""
+    from cardenvs.api import make_game
+
+    options = dict(options or {})
+    for name, v in (("deals", deals), ("block", block), ("jobs", jobs)):
+        if isinstance(v, bool) or not isinstance(v, int) or v < 1:
+            raise ValueError(f"{name} must be a positive int, got {v!r}")
+    if not 0.0 <= player_share <= 1.0:
+        raise ValueError(f"player_share must lie in [0, 1], got {player_share!r}")
+    g = make_game(game, **options)  # a bad game or option fails here, before any process starts
+    from cardenvs.arena import import_agents
+
+    for role, spec in (("teacher", teacher), ("player", player)):
+        reason = None if spec is None else import_agents().unsupported(spec, g)
+        if reason is not None:
+            raise ValueError(f"{role} {spec!r} cannot play {game}: {reason}")
+    os.makedirs(out, exist_ok=True)
+    meta_path = os.path.join(out, "collect.json")
+    meta = {"game": game, "options": options, "teacher": teacher, "seed": seed, "block": block,
+            "player": player, "player_share": player_share}
+    old: dict = {}
+    if os.path.exists(meta_path):
+        with open(meta_path) as f:
+            old = json.load(f)
+        old_key = {k: old.get(k, {"player": None, "player_share": 0.0}.get(k)) for k in meta}
+        if old_key != meta:
+            raise ValueError(f"{out!r} holds a collection with {old_key}; this one is {meta}: "
+                             f"use another --out")
+    with open(meta_path, "w") as f:
+        json.dump({**meta, "deals": max(deals, int(old.get("deals", 0)))}, f, indent=1)
+    n_blocks = -(-deals // block)
+    todo = [b for b in range(n_blocks)
+            if not os.path.exists(os.path.join(out, _SHARD.format(b)))]
+    tasks = [(game, options, teacher, seed, b, list(range(b * block, min(deals, (b + 1) * block))),
+              out, player, player_share) for b in todo]
+    written = 0
+    bar = None
+    if progress:
+        from tqdm import tqdm
+
+        bar = tqdm(total=n_blocks * block if deals % block == 0 else deals, unit="deal",
+                   initial=(n_blocks - len(todo)) * block, desc=f"collect {game} ({teacher})",
+                   dynamic_ncols=True, file=sys.stderr)
+    if jobs == 1:
+        results = map(_block_job, tasks)
+        pool = None
+    else:
+        import multiprocessing as mp
+
+        pool = mp.get_context("spawn").Pool(jobs)
+        results = pool.imap_unordered(_block_job, tasks)
+    try:
+        for b, n in results:
+            written += n
+            if bar is not None:
+                bar.update(len(tasks[todo.index(b)][5]))
+                bar.set_postfix(decisions=written)
+    finally:
+        if pool is not None:
+            pool.terminate()
+            pool.join()
+        if bar is not None:
+            bar.close()
+    return {"blocks": len(todo), "kept": n_blocks - len(todo), "decisions": written}
+
+
+# ---------------------------------------------------------------------------------------------
+# fit
+# ---------------------------------------------------------------------------------------------
+class Decisions:
+    """The shards of a collection in memory: observations, legal ids (concatenated, with the
+    offset of each decision) and the teacher's actions."""
+
+    def __init__(self, paths: Sequence[str]):
+        if not paths:
+            raise ValueError("no shards to read")
+        obs, legal, sizes, action = [], [], [], []
+        for p in paths:
+            with np.load(p) as z:
+                obs.append(z["obs"])
+                legal.append(z["legal"])
+                sizes.append(z["sizes"])
+                action.append(z["action"])
+        self.obs = np.concatenate(obs)
+        self.legal = np.concatenate(legal)
+        self.sizes = np.concatenate(sizes)
+        self.action = np.concatenate(action)
+        self.start = np.concatenate([[0], np.cumsum(self.sizes)[:-1]]).astype(np.int64)
+
+    def __len__(self) -> int:
+        return len(self.action)
+
+
+def split_shards(data: str, holdout: int) -> tuple[list[str], list[str]]:
+    """The shard paths of ``data``, split into training and held-out (every ``holdout``-th
+    block; none when ``holdout`` is 0)."""
+    paths = sorted(glob.glob(os.path.join(data, "shard_*.npz")))
+    if not paths:
+        raise ValueError(f"no shards in {data!r}: run `python -m train.distill collect` first")
+    if holdout <= 0 or len(paths) < 2:
+        return paths, []
+    held = paths[::holdout]
+    return [p for p in paths if p not in held], held
+
+
+def sample_batch(d: Decisions, idx: np.ndarray, negatives: int, rng: np.random.Generator):
+    """For decisions ``idx``: the candidate ids (the teacher's action first, then up to
+    ``negatives`` other legal actions), the row of ``idx`` each belongs to and its column
+    there (0: the teacher's)."""
+    ids, owner, col = [], [], []
+    for row, i in enumerate(idx):
+        lo, k = d.start[i], d.sizes[i]
+        legal = d.legal[lo:lo + k]
+        others = legal[legal != d.action[i]]
+        if len(others) > negatives:
+            others = others[rng.choice(len(others), negatives, replace=False)]
+        ids.append(d.action[i])
+        ids.extend(others.tolist())
+        owner.extend([row] * (1 + len(others)))
+        col.extend(range(1 + len(others)))
+    return (np.asarray(ids, np.int64), np.asarray(owner, np.int64), np.asarray(col, np.int64))
+
+
+def agreement(policy, d: Decisions, limit: int = 20000) -> float:
+    """The share of (up to ``limit``) decisions of ``d`` at which ``policy`` (a
+    :class:`train.dmc.TorchPolicy`) chooses the teacher's action among all legal ones."""
+    n = min(len(d), limit)
+    if n == 0:
+        return float("nan")
+    hit = 0
+    for a in range(0, n, 512):
+        b = min(n, a + 512)
+        ids = np.concatenate([d.legal[d.start[i]:d.start[i] + d.sizes[i]] for i in range(a, b)])
+        chosen = policy.choose(d.obs[a:b].astype(np.float32), ids, d.sizes[a:b])
+        hit += int((chosen == d.action[a:b]).sum())
+    return hit / n
+
+
+def fit(game: str, data, out: Optional[str] = None, *, options: Optional[dict] = None,
+        minutes: float = 20.0, hidden: Sequence[int] = (512, 256, 128), lr: float = 1e-3,
+        batch: int = 256, negatives: int = 31, holdout: int = 10, epochs: int = 0,
+        seed: int = 0, threads: int = 1, init: Optional[str] = None,
+        eval_agents: Sequence[str] = ("rules",), eval_deals: int = 100,
+        progress: bool = True) -> dict:
+    """Fit a network to the collection in ``data`` (a folder, or several of the same game
+    and teacher: e.g. a DAgger round beside the first collection; module docstring); returns
+    the weight file's path, the agreements and the counters."""
+    import torch
+    from torch.nn import functional as F
+
+    from cardenvs.api import make_game
+
+    from .common import StopSignals, append_csv, game_dims, plot_eval
+    from .dmc import QNet, TorchPolicy, evaluate_against, export_weights
+
+    folders = [data] if isinstance(data, (str, os.PathLike)) else list(data)
+    if not folders:
+        raise ValueError("no collection given")
+    metas = []
+    for folder in folders:
+        meta_path = os.path.join(folder, "collect.json")
+        if not os.path.exists(meta_path):
+            raise ValueError(f"no collection in {folder!r} (no collect.json): run `python -m "
+                             f"train.distill collect {game} --out {folder}` first")
+        with open(meta_path) as f:
+            metas.append(json.load(f))
+        if metas[-1]["game"] != game:
+            raise ValueError(f"{folder!r} holds {metas[-1]['game']} decisions, not {game}")
+        if (metas[-1]["teacher"], metas[-1].get("options", {})) != \
+                (metas[0]["teacher"], metas[0].get("options", {})):
+            raise ValueError(f"{folder!r} was collected with another teacher or options than "
+                             f"{folders[0]!r}")
+    cmeta = metas[0]
+    options = dict(cmeta.get("options", {}) if options is None else options)
+    out = out or folders[0]
+    os.makedirs(out, exist_ok=True)
+    torch.manual_seed(seed)
+    torch.set_num_threads(max(1, int(threads)))
+    rng = np.random.default_rng(seed)
+    g = make_game(game, **options)
+    train_paths, held_paths = [], []
+    for folder in folders:
+        t, h = split_shards(folder, holdout)
+        train_paths += t
+        held_paths += h
+    tr = Decisions(train_paths)
+    ho = Decisions(held_paths) if held_paths else None
+    obs_dim, feat_dim = game_dims(g)
+    if tr.obs.shape[1] != obs_dim:
+        raise ValueError(f"the shards hold observations of {tr.obs.shape[1]} values; {game} "
+                         f"with {options} has {obs_dim}")
+    if init is not None:  # start from a weight file (its hidden sizes)
+        from cardenvs.arena import agents_module
+
+        hidden = tuple(agents_module("trained").QNetwork(init).meta["hidden"])
+    net = QNet(obs_dim, feat_dim, hidden)
+    if init is not None:
+        from .exit import load_numpy_weights
+
+        load_numpy_weights(net, init)
+    opt = torch.optim.Adam(net.parameters(), lr=lr)
+    policy = TorchPolicy(g, net, torch.device("cpu"))
+    path = os.path.join(out, f"{game}.npz")
+    log_path = os.path.join(out, "fit.csv")
+    t0 = time.perf_counter()
+    deadline = t0 + 60.0 * minutes
+    steps = epoch = 0
+    hist: list[dict] = []
+    evals: list[dict] = []
+    eval_seeds = np.random.default_rng(seed + 7919).integers(2**62, size=max(0, eval_deals))
+    per_epoch = -(-len(tr) // batch)
+
+    def done():
+        """Epochs done so far: whole, or with the part of a cut-short one (2 decimals)."""
+        return epoch if steps == epoch * per_epoch else round(steps / per_epoch, 2)
+
+    def evaluate() -> None:
+        """The network alone against ``eval_agents`` on the same duplicate deals each epoch:
+        ``eval.csv`` and ``eval.png``."""
+        if eval_deals <= 0:
+            return
+        net.eval()
+        rows = evaluate_against(g, policy, eval_agents, eval_seeds, seed=seed + 17, chunk=25,
+                                tag="distill")
+        net.train()
+        for r in rows:
+            r.update(train_s=round(time.perf_counter() - t0, 1), epoch=done(), updates=steps)
+            print(f"[distill] {game} epoch {done()}: network vs {r['opponent']} "
+                  f"{r['score']:+.2f} ± {r['score_ci']:.2f} per deal ({r['deals']} deals)",
+                  file=sys.stderr, flush=True)
+        evals.extend(rows)
+        append_csv(os.path.join(out, "eval.csv"), rows)
+        plot_eval(evals, os.path.join(out, "eval.png"), f"{game} (distilled from "
+                                                        f"{cmeta['teacher']})")
+
+    def export(note: str) -> None:
+        export_weights(net, path, {
+            "game": game, "options": options, "mode": "network", "trainer": "distill",
+            "teacher": cmeta["teacher"], "hidden": list(hidden), "reward_scale": 1.0,
+            "data": [os.path.basename(os.path.normpath(f)) for f in folders],
+            "decisions": len(tr), "updates": steps, "epochs": epoch, "note": note,
+            "init": init,
+            "train_minutes": round((time.perf_counter() - t0) / 60, 2)})
+
+    bar = None
+    if progress:
+        from tqdm import tqdm
+
+        bar = tqdm(total=round(60 * minutes), unit="s", desc=f"fit {game}", dynamic_ncols=True,
+                   file=sys.stderr, bar_format="{l_bar}{bar}| {n:.0f}/{total:.0f} s {postfix}")
+    stopped = None
+    with StopSignals() as stop:
+        while stop.signum is None and time.perf_counter() < deadline and \
+                (epochs <= 0 or epoch < epochs):
+            perm = rng.permutation(len(tr))
+            losses = []
+            for a in range(0, len(perm), batch):
+                if stop.signum is not None or time.perf_counter() >= deadline:
+                    break
+                idx = perm[a:a + batch]
+                ids, owner, col = sample_batch(tr, idx, negatives, rng)
+                obs = torch.from_numpy(tr.obs[idx].astype(np.float32))
+                feats = torch.from_numpy(g.action_features(ids))
+                own = torch.from_numpy(owner)
+                q = net(obs, feats, own)
+                # cross-entropy of the teacher's action (column 0 of each decision) under the
+                # softmax of the scores over the decision's candidates
+                logits = torch.full((len(idx), negatives + 1), float("-inf"))
+                logits = logits.index_put((own, torch.from_numpy(col)), q)
+                loss = -torch.log_softmax(logits, 1)[:, 0].mean()
+                opt.zero_grad(set_to_none=True)
+                loss.backward()
+                torch.nn.utils.clip_grad_norm_(net.parameters(), 10.0)
+                opt.step()
+                steps += 1
+                losses.append(float(loss.detach()))
+                if bar is not None:
+                    bar.n = min(bar.total, time.perf_counter() - t0)
+                    bar.set_postfix(epoch=epoch, loss=f"{np.mean(losses[-50:]):.3f}",
+                                    refresh=False)
+                    bar.refresh()
+            if a + batch >= len(perm):
+                epoch += 1
+            row = {"epoch": done(), "updates": steps, "minutes": round((time.perf_counter() - t0) / 60, 2),
+                   "loss": round(float(np.mean(losses)), 4) if losses else "",
+                   "train_agreement": round(agreement(policy, tr, 5000), 4),
+                   "holdout_agreement": round(agreement(policy, ho), 4) if ho is not None else ""}
+            hist.append(row)
+            append_csv(log_path, [row])
+            print(f"[distill] {game} epoch {row['epoch']} ({row['minutes']} min, {steps} updates): loss "
+                  f"{row['loss']}, agreement with {cmeta['teacher']} train {row['train_agreement']}"
+                  f" held-out {row['holdout_agreement']}", file=sys.stderr, flush=True)
+            export(f"{epoch} epochs")
+            if stop.signum is None:
+                evaluate()
+        stopped = stop.name
+    if bar is not None:
+        bar.close()
+    return {"weights": path, "log": log_path, "history": hist, "eval": evals, "updates": steps,
+            "epochs": epoch, "decisions": len(tr), "held_out": len(ho) if ho is not None else 0,
+            "stopped": stopped}
+
+
+# ---------------------------------------------------------------------------------------------
+# command line
+# ---------------------------------------------------------------------------------------------
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="python -m train.distill", description=__doc__.split("\n\n")[0])
+    sub = p.add_subparsers(dest="cmd", required=True)
+    c = sub.add_parser("collect", help="teacher-played deals into shards")
+    c.add_argument("game")
+    c.add_argument("--teacher", default="search", help="agent spec (default: search)")
+    c.add_argument("--deals", type=int, default=1000)
+    c.add_argument("--out", default=None, help="default runs/distill_GAME")
+    c.add_argument("--seed", type=int, default=0)
+    c.add_argument("--block", type=int, default=10, help="deals per shard")
+    c.add_argument("--jobs", type=int, default=1, help="processes")
+    c.add_argument("--player", default=None, metavar="SPEC",
+                   help="an agent whose move is played instead of the teacher's now and then "
+                        "(labels stay the teacher's), e.g. trained:runs/distill_GAME/GAME.npz")
+    c.add_argument("--player-share", type=float, default=0.5,
+                   help="chance of playing the player's move at a decision (with --player)")
+    c.add_argument("--option", action="append", default=[], type=parse_option, metavar="KEY=VALUE")
+    c.add_argument("--no-progress", action="store_true")
+    f = sub.add_parser("fit", help="a network-only agent from the shards")
+    f.add_argument("game")
+    f.add_argument("--data", action="append", default=None, metavar="DIR",
+                   help="a collection (default runs/distill_GAME); repeat to fit on several")
+    f.add_argument("--out", default=None, help="where the weights go (default: --data)")
+    f.add_argument("--minutes", type=float, default=20.0)
+    f.add_argument("--epochs", type=int, default=0, help="stop after this many (0: no limit)")
+    f.add_argument("--hidden", default="512,256,128")
+    f.add_argument("--lr", type=float, default=1e-3)
+    f.add_argument("--batch", type=int, default=256)
+    f.add_argument("--negatives", type=int, default=31)
+    f.add_argument("--holdout", type=int, default=10, help="every N-th shard held out (0: none)")
+    f.add_argument("--seed", type=int, default=0)
+    f.add_argument("--threads", type=int, default=1)
+    f.add_argument("--eval-agents", default="rules",
+                   help="agents the network plays after every epoch (eval.csv, eval.png)")
+    f.add_argument("--eval-deals", type=int, default=100,
+                   help="duplicate deals of each evaluation (0: none)")
+    f.add_argument("--init", default=None, metavar="NPZ",
+                   help="start from this weight file (its hidden sizes), e.g. an earlier fit")
+    f.add_argument("--no-progress", action="store_true")
+    return p
+
+
+def main(argv: Optional[Sequence[str]] = None) -> int:
+    from .common import parse_hidden, parse_names
+
+    a = build_parser().parse_args(argv)
+    try:
+        if a.cmd == "collect":
+            out = a.out or f"runs/distill_{a.game}"
+            res = collect(a.game, a.teacher, a.deals, out, options=dict(a.option), seed=a.seed,
+                          block=a.block, jobs=a.jobs, player=a.player,
+                          player_share=a.player_share if a.player else 0.0,
+                          progress=not a.no_progress)
+            print(f"[distill] {a.game}: {res['blocks']} blocks written ({res['decisions']} "
+                  f"decisions), {res['kept']} kept, in {out}")
+        else:
+            data = a.data or [f"runs/distill_{a.game}"]
+            res = fit(a.game, data, a.out, minutes=a.minutes, hidden=parse_hidden(a.hidden),
+                      lr=a.lr, batch=a.batch, negatives=a.negatives, holdout=a.holdout,
+                      epochs=a.epochs, seed=a.seed, threads=a.threads, init=a.init,
+                      eval_agents=parse_names(a.eval_agents), eval_deals=a.eval_deals,
+                      progress=not a.no_progress)
+            last = res["history"][-1] if res["history"] else {}
+            print(f"[distill] {a.game}: {res['epochs']} epochs, {res['updates']} updates over "
+                  f"{res['decisions']} decisions; agreement with the teacher: train "
+                  f"{last.get('train_agreement')}, held-out {last.get('holdout_agreement')}; "
+                  f"weights {res['weights']} (play them as trained:{res['weights']})")
+    except ValueError as e:
+        print(f"python -m train.distill: {e}", file=sys.stderr)
+        return 2
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
