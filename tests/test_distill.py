@@ -18,10 +18,14 @@ def test_collect_is_deterministic_resumable_and_records_the_teachers_moves(tmp_p
     a, b = tmp_path / "a", tmp_path / "b"
     res = distill.collect("wakeng", "rules", 4, str(a), seed=3, block=2, progress=False)
     assert res["blocks"] == 2 and res["kept"] == 0 and res["decisions"] > 20
-    # a larger --deals adds blocks; the ones there are kept
+    # a larger --deals adds blocks; the ones there are kept, a last block cut short is redone
+    again = distill.collect("wakeng", "rules", 5, str(a), seed=3, block=2, progress=False)
+    assert again["blocks"] == 1 and again["kept"] == 2
     again = distill.collect("wakeng", "rules", 6, str(a), seed=3, block=2, progress=False)
     assert again["blocks"] == 1 and again["kept"] == 2
     assert json.loads((a / "collect.json").read_text())["deals"] == 6
+    with np.load(a / "shard_000002.npz") as z:
+        assert set(z["deal"].tolist()) == {4, 5} and int(z["n_deals"]) == 2
     distill.collect("wakeng", "rules", 4, str(b), seed=3, block=2, jobs=2, progress=False)
     for name in ("shard_000000.npz", "shard_000001.npz"):
         with np.load(a / name) as x, np.load(b / name) as y:
@@ -106,3 +110,30 @@ def test_fit_learns_the_teacher_and_writes_a_network_only_agent(tmp_path):
         a = agent.act({"observation": obs, "action_mask": mask}, buf[:k].copy())
         assert game.is_legal(s, a)
         game.step(s, a)
+
+
+def test_sigterm_stops_a_collection_that_the_same_command_continues(tmp_path):
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+    from pathlib import Path
+
+    out = tmp_path / "c"
+    cmd = [sys.executable, "-m", "train.distill", "collect", "wakeng", "--teacher", "rules",
+           "--deals", "2000", "--block", "2", "--out", str(out), "--no-progress"]
+    root = Path(__file__).resolve().parents[1]
+    proc = subprocess.Popen(cmd, cwd=root, stderr=subprocess.PIPE, text=True)
+    t0 = time.time()
+    while not list(out.glob("shard_*.npz")) and time.time() - t0 < 120:
+        time.sleep(0.2)
+    proc.send_signal(signal.SIGTERM)
+    _, err = proc.communicate(timeout=60)
+    assert proc.returncode == 130, err
+    assert "the same command continues" in err
+    kept = sorted(p.name for p in out.glob("shard_*.npz"))
+    assert kept and not list(out.glob("*.tmp.npz"))
+    res = distill.collect("wakeng", "rules", 2 * len(kept) + 2, str(out), block=2,
+                          progress=False)
+    assert res["kept"] == len(kept) and res["blocks"] == 1

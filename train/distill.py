@@ -10,8 +10,9 @@ Two steps, each a subcommand (run from the repository root)::
   actions the seat's observation, the legal action ids and the teacher's action are stored.
   Deals come in blocks of ``--block`` (one ``.npz`` shard each, written atomically, the
   teacher seeded from the seed and the block), over ``--jobs`` processes; a shard already in
-  ``--out`` is kept, so an interrupted collection continues where it stopped and a larger
-  ``--deals`` adds blocks.  Agents that search (``needs_state``) are handed the state in
+  ``--out`` is kept, so an interrupted collection (Ctrl-C, SIGTERM) continues where it stopped
+  when run again and a larger ``--deals`` adds blocks (a last block cut short by the former
+  ``--deals`` is played again, whole).  Agents that search (``needs_state``) are handed the state in
   ``info["state"]``, as the arena does.
 * ``fit``: a :class:`train.dmc.QNet` learns to rank the teacher's action first among the
   legal ones: the cross-entropy of ``softmax`` of the scores over the teacher's action and up
@@ -22,7 +23,7 @@ Two steps, each a subcommand (run from the repository root)::
   After every epoch the network alone plays ``--eval-deals`` duplicate deals against each
   ``--eval-agents`` agent (the same deals each time; ``eval.csv`` and the learning curve
   ``eval.png``).  ``--minutes`` bounds the fit (evaluations aside); SIGTERM / Ctrl-C stop it
-  with the weights of the last epoch.
+  after the current step, with the weights it has then written.
   The weights (``OUT/GAME.npz``, ``"mode": "network"``: every decision is the network's) play
   as ``trained:OUT/GAME.npz``.
 
@@ -61,9 +62,10 @@ def play_block(game_name: str, options: dict, teacher: str, seed: int, block: in
     """The teacher at every seat of ``deals`` (deal indices); the decisions with two or more
     legal actions as arrays: ``obs`` (float16, one row per decision), ``legal`` (the legal ids
     of every decision, concatenated), ``sizes`` (legal actions per decision), ``action`` (the
-    teacher's), ``deal`` (the deal index) and ``seat``.  With a ``player`` (an agent spec), at
-    each decision the player's move is played instead of the teacher's with probability
-    ``player_share`` (the label stays the teacher's: DAgger's data)."""
+    teacher's), ``deal`` (the deal index), ``seat`` and ``n_deals`` (the deals played).
+    With a ``player`` (an agent spec), at each decision the player's move is played instead
+    of the teacher's with probability ``player_share`` (the label stays the teacher's:
+    DAgger's data)."""
     from cardenvs.api import make_game
     from cardenvs.arena import import_agents
 
@@ -102,6 +104,8 @@ def play_block(game_name: str, options: dict, teacher: str, seed: int, block: in
                 info = {"state": s.copy()} if getattr(other, "needs_state", False) else {}
                 played = int(other.act({"observation": obs.copy(), "action_mask": mask.copy()},
                                        legal.copy(), info))
+                if played not in legal:
+                    raise ValueError(f"player {player!r} chose {played}, not a legal action")
             rows_obs.append(obs.astype(np.float16))
             rows_legal.append(legal)
             sizes.append(k)
@@ -113,7 +117,8 @@ def play_block(game_name: str, options: dict, teacher: str, seed: int, block: in
     return {"obs": np.array(rows_obs, np.float16).reshape(-1, D),
             "legal": np.concatenate(rows_legal) if rows_legal else np.zeros(0, np.int64),
             "sizes": np.array(sizes, np.int64), "action": np.array(actions, np.int64),
-            "deal": np.array(deal_ix, np.int64), "seat": np.array(seats, np.int64)}
+            "deal": np.array(deal_ix, np.int64), "seat": np.array(seats, np.int64),
+            "n_deals": np.int64(len(deals))}
 
 
 def _block_job(args) -> tuple[int, int]:
@@ -121,8 +126,13 @@ def _block_job(args) -> tuple[int, int]:
     data = play_block(game, options, teacher, seed, block, deals, player, share)
     path = os.path.join(out, _SHARD.format(block))
     tmp = path + ".tmp.npz"
-    np.savez(tmp, **data)
-    os.replace(tmp, path)
+    try:
+        np.savez(tmp, **data)
+        os.replace(tmp, path)
+    except BaseException:  # an interrupted write leaves no partial file behind
+        if os.path.exists(tmp):
+            os.remove(tmp)
+        raise
     return block, len(data["action"])
 
 
@@ -161,8 +171,16 @@ def collect(game: str, teacher: str, deals: int, out: str, *, options: Optional[
     with open(meta_path, "w") as f:
         json.dump({**meta, "deals": max(deals, int(old.get("deals", 0)))}, f, indent=1)
     n_blocks = -(-deals // block)
-    todo = [b for b in range(n_blocks)
-            if not os.path.exists(os.path.join(out, _SHARD.format(b)))]
+
+    def complete(b: int) -> bool:  # its shard holds every deal of the block asked for now
+        path = os.path.join(out, _SHARD.format(b))
+        if not os.path.exists(path):
+            return False
+        with np.load(path) as z:
+            held = int(z["n_deals"]) if "n_deals" in z.files else len(np.unique(z["deal"]))
+        return held >= min(deals, (b + 1) * block) - b * block
+
+    todo = [b for b in range(n_blocks) if not complete(b)]
     tasks = [(game, options, teacher, seed, b, list(range(b * block, min(deals, (b + 1) * block))),
               out, player, player_share) for b in todo]
     written = 0
@@ -170,9 +188,8 @@ def collect(game: str, teacher: str, deals: int, out: str, *, options: Optional[
     if progress:
         from tqdm import tqdm
 
-        bar = tqdm(total=n_blocks * block if deals % block == 0 else deals, unit="deal",
-                   initial=(n_blocks - len(todo)) * block, desc=f"collect {game} ({teacher})",
-                   dynamic_ncols=True, file=sys.stderr)
+        bar = tqdm(total=deals, unit="deal", initial=deals - sum(len(t[5]) for t in tasks),
+                   desc=f"collect {game} ({teacher})", dynamic_ncols=True, file=sys.stderr)
     if jobs == 1:
         results = map(_block_job, tasks)
         pool = None
@@ -484,6 +501,14 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     a = build_parser().parse_args(argv)
     try:
         if a.cmd == "collect":
+            import signal
+            import threading
+
+            def _term(signum, frame):  # SIGTERM stops a collection as Ctrl-C does
+                raise KeyboardInterrupt
+
+            if threading.current_thread() is threading.main_thread():
+                signal.signal(signal.SIGTERM, _term)
             out = a.out or f"runs/distill_{a.game}"
             res = collect(a.game, a.teacher, a.deals, out, options=dict(a.option), seed=a.seed,
                           block=a.block, jobs=a.jobs, player=a.player,
@@ -506,6 +531,10 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     except ValueError as e:
         print(f"python -m train.distill: {e}", file=sys.stderr)
         return 2
+    except KeyboardInterrupt:
+        print("python -m train.distill: stopped; the shards written are kept: the same command "
+              "continues the collection", file=sys.stderr)
+        return 130
     return 0
 
 
