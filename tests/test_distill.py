@@ -113,7 +113,6 @@ def test_fit_learns_the_teacher_and_writes_a_network_only_agent(tmp_path):
 
 
 def test_sigterm_stops_a_collection_that_the_same_command_continues(tmp_path):
-    import os
     import signal
     import subprocess
     import sys

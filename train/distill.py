@@ -2,7 +2,8 @@
 
 Two steps, each a subcommand (run from the repository root)::
 
-    python -m train.distill collect doudizhu --teacher search --deals 4000 --jobs 2 --out runs/distill_doudizhu
+    python -m train.distill collect doudizhu --teacher search --deals 4000 --jobs 2 \
+        --out runs/distill_doudizhu
     python -m train.distill fit doudizhu --data runs/distill_doudizhu --minutes 20
 
 * ``collect``: the teacher plays every seat of ``--deals`` deals (deal ``i`` is the game's
@@ -12,8 +13,8 @@ Two steps, each a subcommand (run from the repository root)::
   teacher seeded from the seed and the block), over ``--jobs`` processes; a shard already in
   ``--out`` is kept, so an interrupted collection (Ctrl-C, SIGTERM) continues where it stopped
   when run again and a larger ``--deals`` adds blocks (a last block cut short by the former
-  ``--deals`` is played again, whole).  Agents that search (``needs_state``) are handed the state in
-  ``info["state"]``, as the arena does.
+  ``--deals`` is played again, whole).  Agents that search (``needs_state``) are handed the
+  state in ``info["state"]``, as the arena does.
 * ``fit``: a :class:`train.dmc.QNet` learns to rank the teacher's action first among the
   legal ones: the cross-entropy of ``softmax`` of the scores over the teacher's action and up
   to ``--negatives`` other legal actions of the decision, drawn afresh at every step (all of
@@ -295,7 +296,6 @@ def fit(game: str, data, out: Optional[str] = None, *, options: Optional[dict] =
     and teacher: e.g. a DAgger round beside the first collection; module docstring); returns
     the weight file's path, the agreements and the counters."""
     import torch
-    from torch.nn import functional as F
 
     from cardenvs.api import make_game
 
@@ -430,13 +430,15 @@ def fit(game: str, data, out: Optional[str] = None, *, options: Optional[dict] =
                     bar.refresh()
             if a + batch >= len(perm):
                 epoch += 1
-            row = {"epoch": done(), "updates": steps, "minutes": round((time.perf_counter() - t0) / 60, 2),
+            row = {"epoch": done(), "updates": steps,
+                   "minutes": round((time.perf_counter() - t0) / 60, 2),
                    "loss": round(float(np.mean(losses)), 4) if losses else "",
                    "train_agreement": round(agreement(policy, tr, 5000), 4),
                    "holdout_agreement": round(agreement(policy, ho), 4) if ho is not None else ""}
             hist.append(row)
             append_csv(log_path, [row])
-            print(f"[distill] {game} epoch {row['epoch']} ({row['minutes']} min, {steps} updates): loss "
+            print(f"[distill] {game} epoch {row['epoch']} ({row['minutes']} min, {steps} "
+                  f"updates): loss "
                   f"{row['loss']}, agreement with {cmeta['teacher']} train {row['train_agreement']}"
                   f" held-out {row['holdout_agreement']}", file=sys.stderr, flush=True)
             export(f"{epoch} epochs")
@@ -454,7 +456,8 @@ def fit(game: str, data, out: Optional[str] = None, *, options: Optional[dict] =
 # command line
 # ---------------------------------------------------------------------------------------------
 def build_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="python -m train.distill", description=__doc__.split("\n\n")[0])
+    p = argparse.ArgumentParser(prog="python -m train.distill",
+                                description=__doc__.split("\n\n")[0])
     sub = p.add_subparsers(dest="cmd", required=True)
     c = sub.add_parser("collect", help="teacher-played deals into shards")
     c.add_argument("game")
