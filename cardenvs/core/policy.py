@@ -958,6 +958,28 @@ def _dead(hand, pp):
     return left > 0
 
 
+@njit(cache=True)
+def _lowest_rank(h):
+    """The lowest rank the hand ``h`` holds a card of (15 when it holds none below 15)."""
+    r = 0
+    while r < 15 and h[r] == 0:
+        r += 1
+    return r
+
+
+@njit(cache=True)
+def _bot_lead_score(sc, fam, low, hand_low):
+    """A lead's score ``sc`` for a greedy seat (:data:`PP_GREEDY`, a simple rule bot), which
+    leads a combination without kickers (family ``fam``) that holds its lowest card (``low``,
+    the play's lowest rank; ``hand_low``, the hand's)."""
+    if low != hand_low:
+        sc += 100.0
+    if fam == TRIO_SINGLE or fam == TRIO_PAIR or fam == AIRPLANE_SINGLES or \
+            fam == AIRPLANE_PAIRS:
+        sc += 50.0
+    return sc
+
+
 @njit(cache=False)
 def score_actions_reference(s, legal, k, tab, opts, pp, k_step, tmp, scores, work):
     """The ``heuristic`` policy's scores as first written, column by column of the play table
@@ -1022,9 +1044,7 @@ def score_actions_reference(s, legal, k, tab, opts, pp, k_step, tmp, scores, wor
     hand_low = -1  # (a greedy seat's lowest rank)
     if greedy:
         by_partner = False
-        hand_low = 0
-        while hand_low < 15 and h[hand_low] == 0:
-            hand_low += 1
+        hand_low = _lowest_rank(h)
     beater_left = _hand_total(s, owner) if owner >= 0 else 99
     if beater_left == 0:
         beater_left = 99  # the play went out with its owner: no threat from that seat
@@ -1159,12 +1179,8 @@ def score_actions_reference(s, legal, k, tab, opts, pp, k_step, tmp, scores, wor
             sc = 8.0 - key / R  # not into a last card; if only singles, the highest
         elif enemy_min == 2 and fam == PAIR and sc > -19.0:
             sc += 2.5
-        if greedy:  # a simple bot leads a bare combination holding its lowest card
-            if low != hand_low:
-                sc += 100.0
-            if fam == TRIO_SINGLE or fam == TRIO_PAIR or fam == AIRPLANE_SINGLES or \
-                    fam == AIRPLANE_PAIRS:
-                sc += 50.0
+        if greedy:
+            sc = _bot_lead_score(sc, fam, low, hand_low)
         scores[j] = sc
     return
 
@@ -1183,6 +1199,8 @@ _unseen_i = njit(inline="always", cache=True)(_unseen.py_func)
 _unseen_bomb_i = njit(inline="always", cache=True)(_unseen_bomb.py_func)
 _hand_cost_i = njit(inline="always", cache=True)(hand_cost.py_func)
 _dead_i = njit(inline="always", cache=True)(_dead.py_func)
+_lowest_rank_i = njit(inline="always", cache=True)(_lowest_rank.py_func)
+_bot_lead_score_i = njit(inline="always", cache=True)(_bot_lead_score.py_func)
 
 
 _REC_FIELDS = ("kind", "ncards", "family", "key", "power", "doubles", "rsum", "big")
@@ -1429,9 +1447,7 @@ def score_card_play(s, legal, k, counts, pp, scores, work):
     hand_low = -1  # (a greedy seat's lowest rank)
     if greedy:
         by_partner = False
-        hand_low = 0
-        while hand_low < 15 and h[hand_low] == 0:
-            hand_low += 1
+        hand_low = _lowest_rank_i(h)
     beater_left = _hand_total_i(s, owner) if owner >= 0 else 99
     if beater_left == 0:
         beater_left = 99  # the play went out with its owner: no threat from that seat
@@ -1581,12 +1597,8 @@ def score_card_play(s, legal, k, counts, pp, scores, work):
             sc = 8.0 - key / R  # not into a last card; if only singles, the highest
         elif enemy_min == 2 and fam == PAIR and sc > -19.0:
             sc += 2.5
-        if greedy:  # a simple bot leads a bare combination holding its lowest card
-            if low != hand_low:
-                sc += 100.0
-            if fam == TRIO_SINGLE or fam == TRIO_PAIR or fam == AIRPLANE_SINGLES or \
-                    fam == AIRPLANE_PAIRS:
-                sc += 50.0
+        if greedy:
+            sc = _bot_lead_score_i(sc, fam, low, hand_low)
         scores[j] = sc
     return
 
