@@ -23,7 +23,7 @@ import numpy as np
 
 from cardenvs.core.policy import greedy_params, policy_code, policy_params, score_policy
 from cardenvs.core.specialize import run as run_specialized
-from cardenvs.core.state import LANDLORD
+from cardenvs.core.state import CUR, LANDLORD
 
 
 class _Chooser:
@@ -45,37 +45,45 @@ class _Chooser:
         return int(legal[int(np.argmin(self.scores[:len(legal)]))])
 
 
+class _Watcher:
+    """RLCard's model at one seat, comparing each of its card-play decisions with the choices
+    of the rollout policy and the greedy model; it plays the model's move."""
+
+    needs_state = True  # the arena's deal loop then hands it the state in info["state"]
+
+    def __init__(self, bot, plain: _Chooser, greedy: _Chooser, out: dict, T: int):
+        self.bot, self.plain, self.greedy, self.out, self.T = bot, plain, greedy, out, T
+
+    def act(self, observation, legal, info) -> int:
+        action = self.bot.act(observation, legal, info)
+        legal = np.asarray(legal, np.int64)
+        if len(legal) > 1 and (legal <= self.T).all():
+            state = np.array(info["state"], np.int64)  # a writable copy for the scorers
+            seat = int(state[CUR])
+            key = ("follow" if self.T in legal else "lead",
+                   "landlord" if state[LANDLORD] == seat else "farmer")
+            row = self.out.setdefault(key, [0, 0, 0])
+            row[0] += 1
+            row[1] += self.plain(state, legal) == action
+            row[2] += self.greedy(state, legal) == action
+        return action
+
+
 def measure(deals: int = 100, seed: int = 1000) -> dict[tuple[str, str], list[int]]:
     """``{(kind, role): [decisions, policy agrees, greedy agrees]}`` over ``deals`` deals of
     RLCard's rule model against itself (deal ``i`` is ``env.reset(seed=seed + i)``)."""
     from agents.rlcard_agent import RLCardRuleAgent
+    from cardenvs.arena import play_deal
 
     env = importlib.import_module("cardenvs.doudizhu_v0").env(preset="rlcard", auction="fixed")
     game = env.unwrapped.game
-    T = game.pass_id
     plain = _Chooser(game, policy_params(game))
     greedy = _Chooser(game, greedy_params(game, range(game.n_players)))
-    bots = [RLCardRuleAgent(game, seed=seed + q) for q in range(game.n_players)]
     out: dict[tuple[str, str], list[int]] = {}
+    lineup = [_Watcher(RLCardRuleAgent(game, seed=seed + q), plain, greedy, out, game.pass_id)
+              for q in range(game.n_players)]
     for i in range(deals):
-        env.reset(seed=seed + i)
-        for agent in env.agent_iter():
-            obs, _, term, trunc, info = env.last()
-            if term or trunc:
-                env.step(None)
-                continue
-            seat = env.possible_agents.index(agent)
-            state = env.unwrapped.state_vec.copy()
-            legal = np.asarray(env.unwrapped.legal_actions(), np.int64)
-            action = bots[seat].act(obs, legal, info)
-            if len(legal) > 1 and (legal <= T).all():
-                key = ("follow" if T in legal else "lead",
-                       "landlord" if state[LANDLORD] == seat else "farmer")
-                row = out.setdefault(key, [0, 0, 0])
-                row[0] += 1
-                row[1] += plain(state, legal) == action
-                row[2] += greedy(state, legal) == action
-            env.step(action)
+        play_deal(env, seed + i, lineup)
     return out
 
 
