@@ -55,6 +55,32 @@ def _assert_rules_labels(path):
     return obs
 
 
+def test_collect_with_an_opponent_stores_only_the_teachers_seat(tmp_path):
+    out = tmp_path / "o"
+    distill.collect("wakeng", "rules", 6, str(out), seed=2, block=3, opponent="random",
+                    progress=False)
+    assert json.loads((out / "collect.json").read_text())["opponent"] == "random"
+    deals = []
+    for name in ("shard_000000.npz", "shard_000001.npz"):
+        with np.load(out / name) as z:
+            # deal i: the teacher holds seat i % 3 (every deal has decisions of that seat)
+            assert np.array_equal(z["seat"], z["deal"] % 3), (z["seat"], z["deal"])
+            deals += z["deal"].tolist()
+        _assert_rules_labels(out / name)
+    assert set(deals) == set(range(6))
+    # the opponents' moves are played: the teacher's seat sees the random seats' plays, so
+    # its decisions differ from the same deals with the teacher everywhere
+    alone = tmp_path / "a"
+    distill.collect("wakeng", "rules", 3, str(alone), seed=2, block=3, progress=False)
+    with np.load(alone / "shard_000000.npz") as x, np.load(out / "shard_000000.npz") as y:
+        assert len(y["action"]) < len(x["action"])
+        mine = x["seat"] == x["deal"] % 3
+        assert not (np.array_equal(x["obs"][mine], y["obs"]))
+    with pytest.raises(ValueError, match="opponent 'rlcard' cannot play wakeng"):
+        distill.collect("wakeng", "rules", 2, str(tmp_path / "z"), opponent="rlcard",
+                        progress=False)
+
+
 def test_collect_refuses_bad_input(tmp_path):
     with pytest.raises(ValueError, match="teacher 'rlcard' cannot play wakeng"):
         distill.collect("wakeng", "rlcard", 2, str(tmp_path / "x"), progress=False)

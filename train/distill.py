@@ -14,7 +14,10 @@ Two steps, each a subcommand (run from the repository root)::
   ``--out`` is kept, so an interrupted collection (Ctrl-C, SIGTERM) continues where it stopped
   when run again and a larger ``--deals`` adds blocks (a last block cut short by the former
   ``--deals`` is played again, whole).  Agents that search (``needs_state``) are handed the
-  state in ``info["state"]``, as the arena does.
+  state in ``info["state"]``, as the arena does.  With ``--opponent SPEC`` the teacher holds
+  one seat of each deal (seat ``i % players`` in deal ``i``), the opponent agent the others,
+  and only the teacher's decisions are stored: data for playing against that opponent (e.g.
+  ``--teacher search:opponents=greedy --opponent rlcard`` with ``--option preset=rlcard``).
 * ``fit``: a :class:`train.dmc.QNet` learns to rank the teacher's action first among the
   legal ones: the cross-entropy of ``softmax`` of the scores over the teacher's action and up
   to ``--negatives`` other legal actions of the decision, drawn afresh at every step (all of
@@ -59,14 +62,16 @@ def deal_seed(seed: int, i: int) -> int:
 
 def play_block(game_name: str, options: dict, teacher: str, seed: int, block: int,
                deals: Sequence[int], player: Optional[str] = None,
-               player_share: float = 0.0) -> dict:
+               player_share: float = 0.0, opponent: Optional[str] = None) -> dict:
     """The teacher at every seat of ``deals`` (deal indices); the decisions with two or more
     legal actions as arrays: ``obs`` (float16, one row per decision), ``legal`` (the legal ids
     of every decision, concatenated), ``sizes`` (legal actions per decision), ``action`` (the
     teacher's), ``deal`` (the deal index), ``seat`` and ``n_deals`` (the deals played).
     With a ``player`` (an agent spec), at each decision the player's move is played instead
     of the teacher's with probability ``player_share`` (the label stays the teacher's:
-    DAgger's data)."""
+    DAgger's data).  With an ``opponent`` (an agent spec) the teacher holds seat
+    ``i % players`` of deal ``i`` and the opponent every other seat; only the teacher's seat is
+    stored."""
     from cardenvs.api import make_game
     from cardenvs.arena import import_agents
 
@@ -77,6 +82,9 @@ def play_block(game_name: str, options: dict, teacher: str, seed: int, block: in
     other = None
     if player is not None and player_share > 0:
         other = agents.make_agent(player, g, seed=int(seed) * 7919 + int(block) + 1)
+    opp = None
+    if opponent is not None:
+        opp = agents.make_agent(opponent, g, seed=int(seed) * 7919 + int(block) + 2)
     rng = np.random.default_rng([int(seed), int(block), 17])
     s = g.new_state()
     buf = np.empty(g.n_actions + 1, np.int64)
@@ -95,6 +103,14 @@ def play_block(game_name: str, options: dict, teacher: str, seed: int, block: in
             g.encode(s, seat, obs)
             mask[:] = 0
             mask[legal] = 1
+            if opp is not None and seat != i % g.n_players:
+                info = {"state": s.copy()} if getattr(opp, "needs_state", False) else {}
+                a = int(opp.act({"observation": obs.copy(), "action_mask": mask.copy()},
+                                legal.copy(), info))
+                if a not in legal:
+                    raise ValueError(f"opponent {opponent!r} chose {a}, not a legal action")
+                g.step(s, a)
+                continue
             info = {"state": s.copy()} if needs_state else {}
             a = int(agent.act({"observation": obs.copy(), "action_mask": mask.copy()},
                               legal.copy(), info))
@@ -123,8 +139,8 @@ def play_block(game_name: str, options: dict, teacher: str, seed: int, block: in
 
 
 def _block_job(args) -> tuple[int, int]:
-    game, options, teacher, seed, block, deals, out, player, share = args
-    data = play_block(game, options, teacher, seed, block, deals, player, share)
+    game, options, teacher, seed, block, deals, out, player, share, opponent = args
+    data = play_block(game, options, teacher, seed, block, deals, player, share, opponent)
     path = os.path.join(out, _SHARD.format(block))
     tmp = path + ".tmp.npz"
     try:
@@ -139,7 +155,8 @@ def _block_job(args) -> tuple[int, int]:
 
 def collect(game: str, teacher: str, deals: int, out: str, *, options: Optional[dict] = None,
             seed: int = 0, block: int = 10, jobs: int = 1, player: Optional[str] = None,
-            player_share: float = 0.0, progress: bool = True) -> dict:
+            player_share: float = 0.0, opponent: Optional[str] = None,
+            progress: bool = True) -> dict:
     """Write the shards of ``deals`` teacher-played deals into ``out`` (module docstring);
     returns ``{"blocks": written, "kept": already there, "decisions": written}``."""
     from cardenvs.api import make_game
@@ -153,19 +170,20 @@ def collect(game: str, teacher: str, deals: int, out: str, *, options: Optional[
     g = make_game(game, **options)  # a bad game or option fails here, before any process starts
     from cardenvs.arena import import_agents
 
-    for role, spec in (("teacher", teacher), ("player", player)):
+    for role, spec in (("teacher", teacher), ("player", player), ("opponent", opponent)):
         reason = None if spec is None else import_agents().unsupported(spec, g)
         if reason is not None:
             raise ValueError(f"{role} {spec!r} cannot play {game}: {reason}")
     os.makedirs(out, exist_ok=True)
     meta_path = os.path.join(out, "collect.json")
     meta = {"game": game, "options": options, "teacher": teacher, "seed": seed, "block": block,
-            "player": player, "player_share": player_share}
+            "player": player, "player_share": player_share, "opponent": opponent}
     old: dict = {}
     if os.path.exists(meta_path):
         with open(meta_path) as f:
             old = json.load(f)
-        old_key = {k: old.get(k, {"player": None, "player_share": 0.0}.get(k)) for k in meta}
+        old_key = {k: old.get(k, {"player": None, "player_share": 0.0, "opponent": None}.get(k))
+                   for k in meta}
         if old_key != meta:
             raise ValueError(f"{out!r} holds a collection with {old_key}; this one is {meta}: "
                              f"use another --out")
@@ -183,7 +201,7 @@ def collect(game: str, teacher: str, deals: int, out: str, *, options: Optional[
 
     todo = [b for b in range(n_blocks) if not complete(b)]
     tasks = [(game, options, teacher, seed, b, list(range(b * block, min(deals, (b + 1) * block))),
-              out, player, player_share) for b in todo]
+              out, player, player_share, opponent) for b in todo]
     written = 0
     bar = None
     if progress:
@@ -472,6 +490,9 @@ def build_parser() -> argparse.ArgumentParser:
                         "(labels stay the teacher's), e.g. trained:runs/distill_GAME/GAME.npz")
     c.add_argument("--player-share", type=float, default=0.5,
                    help="chance of playing the player's move at a decision (with --player)")
+    c.add_argument("--opponent", default=None, metavar="SPEC",
+                   help="an agent at every seat but the teacher's (seat i %% players in deal i); "
+                        "only the teacher's decisions are stored, e.g. rlcard")
     c.add_argument("--option", action="append", default=[], type=parse_option, metavar="KEY=VALUE")
     c.add_argument("--no-progress", action="store_true")
     f = sub.add_parser("fit", help="a network-only agent from the shards")
@@ -516,7 +537,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
             res = collect(a.game, a.teacher, a.deals, out, options=dict(a.option), seed=a.seed,
                           block=a.block, jobs=a.jobs, player=a.player,
                           player_share=a.player_share if a.player else 0.0,
-                          progress=not a.no_progress)
+                          opponent=a.opponent, progress=not a.no_progress)
             print(f"[distill] {a.game}: {res['blocks']} blocks written ({res['decisions']} "
                   f"decisions), {res['kept']} kept, in {out}")
         else:
