@@ -22,6 +22,7 @@ import argparse  # noqa: E402
 import glob  # noqa: E402
 import sys  # noqa: E402
 import time  # noqa: E402
+from typing import Optional  # noqa: E402
 
 import numpy as np  # noqa: E402
 
@@ -31,9 +32,9 @@ from benchmarks.selfplay import write_report  # noqa: E402
 from train.selfplay import SelfPlay  # noqa: E402
 
 
-def positions(name: str, count: int) -> list:
-    """``(obs, legal ids)`` of positions met in self-play of ``name``."""
-    sp = SelfPlay(name, 32, seed=0, eps=0.3)
+def positions(name: str, count: int, options: Optional[dict] = None) -> list:
+    """``(obs, legal ids)`` of positions met in self-play of ``name`` (with ``options``)."""
+    sp = SelfPlay(name, 32, seed=0, eps=0.3, **(options or {}))
     rng = np.random.default_rng(0)
     out: list = []
     while len(out) < count:
@@ -60,7 +61,7 @@ def main(argv=None) -> int:
         meta = QNetwork(path).meta
         agent = TrainedAgent(make_game(meta["game"], **meta.get("options", {})), weights=path)
         g, net = agent.game, agent.net
-        P = positions(g.info.name, a.positions)
+        P = positions(g.info.name, a.positions, meta.get("options"))
 
         def former():
             return [net.scores(o, g.action_features(ids)) for o, ids in P]
