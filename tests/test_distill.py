@@ -68,14 +68,20 @@ def test_collect_with_an_opponent_stores_only_the_teachers_seat(tmp_path):
             deals += z["deal"].tolist()
         _assert_rules_labels(out / name)
     assert set(deals) == set(range(6))
-    # the opponents' moves are played: the teacher's seat sees the random seats' plays, so
-    # its decisions differ from the same deals with the teacher everywhere
-    alone = tmp_path / "a"
+    # with the teacher's own (deterministic) agent as the opponent, the records are exactly
+    # the teacher-everywhere collection's decisions of seat i % 3; with random opponents the
+    # same deals go elsewhere
+    alone, same = tmp_path / "a", tmp_path / "s"
     distill.collect("wakeng", "rules", 3, str(alone), seed=2, block=3, progress=False)
-    with np.load(alone / "shard_000000.npz") as x, np.load(out / "shard_000000.npz") as y:
-        assert len(y["action"]) < len(x["action"])
+    distill.collect("wakeng", "rules", 3, str(same), seed=2, block=3, opponent="rules",
+                    progress=False)
+    with np.load(alone / "shard_000000.npz") as x, np.load(same / "shard_000000.npz") as y, \
+            np.load(out / "shard_000000.npz") as r:
         mine = x["seat"] == x["deal"] % 3
-        assert not (np.array_equal(x["obs"][mine], y["obs"]))
+        assert 0 < mine.sum() < len(mine)
+        for k in ("obs", "action", "deal", "seat", "sizes"):
+            assert np.array_equal(x[k][mine], y[k]), k
+        assert len(r["action"]) != mine.sum() or not np.array_equal(x["obs"][mine], r["obs"])
     with pytest.raises(ValueError, match="opponent 'rlcard' cannot play wakeng"):
         distill.collect("wakeng", "rules", 2, str(tmp_path / "z"), opponent="rlcard",
                         progress=False)
