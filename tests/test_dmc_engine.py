@@ -11,7 +11,6 @@
   agents, fit in 5 MB and pick legal actions in every kind of decision.
 """
 
-import json
 import os
 
 import numpy as np
@@ -19,7 +18,7 @@ import pytest
 
 torch = pytest.importorskip("torch")
 
-from agents.trained import WEIGHTS_DIR, TrainedAgent, default_weights_path  # noqa: E402
+from agents.trained import WEIGHTS_DIR, QNetwork, TrainedAgent, default_weights_path  # noqa: E402
 from cardenvs.api import make_game  # noqa: E402
 from train.dmc import DMC, Config, duplicate_returns, make_eval_agent, summarize  # noqa: E402
 
@@ -179,8 +178,7 @@ def test_shipped_network_only_weights_play_every_decision(name):
 
     path = os.path.join(WEIGHTS_DIR, name)
     assert os.path.getsize(path) <= 5 * 2**20
-    with np.load(path) as z:  # the game and options the network was fitted on
-        meta = json.loads(bytes(z["meta"].astype(np.uint8)).decode())
+    meta = QNetwork(path).meta  # the game and options the network was fitted on
     assert name.startswith(meta["game"] + "_")
     game = make_game(meta["game"], **meta.get("options", {}))
     agent = TrainedAgent(game, weights=path)

@@ -74,11 +74,11 @@ def play_block(game_name: str, options: dict, teacher: str, seed: int, block: in
     stored."""
     from cardenvs.api import make_game
     from cardenvs.arena import import_agents
+    from cardenvs.wrappers import policy_info
 
     agents = import_agents()
     g = make_game(game_name, **options)
     agent = agents.make_agent(teacher, g, seed=int(seed) * 7919 + int(block))
-    needs_state = bool(getattr(agent, "needs_state", False))
     other = None
     if player is not None and player_share > 0:
         other = agents.make_agent(player, g, seed=int(seed) * 7919 + int(block) + 1)
@@ -90,6 +90,15 @@ def play_block(game_name: str, options: dict, teacher: str, seed: int, block: in
     buf = np.empty(g.n_actions + 1, np.int64)
     obs = np.zeros(g.layout.size, np.float32)
     mask = np.zeros(g.n_actions, np.int8)
+
+    def ask(who, role: str, spec: str) -> int:
+        """``who``'s move at the current decision (the state as the arena hands it)."""
+        a = int(who.act({"observation": obs.copy(), "action_mask": mask.copy()}, legal.copy(),
+                        policy_info(who, {}, s)))
+        if a not in legal:
+            raise ValueError(f"{role} {spec!r} chose {a}, not a legal action")
+        return a
+
     rows_obs, rows_legal, sizes, actions, deal_ix, seats = [], [], [], [], [], []
     for i in deals:
         g.reset(s, deal_seed(seed, i))
@@ -104,25 +113,12 @@ def play_block(game_name: str, options: dict, teacher: str, seed: int, block: in
             mask[:] = 0
             mask[legal] = 1
             if opp is not None and seat != i % g.n_players:
-                info = {"state": s.copy()} if getattr(opp, "needs_state", False) else {}
-                a = int(opp.act({"observation": obs.copy(), "action_mask": mask.copy()},
-                                legal.copy(), info))
-                if a not in legal:
-                    raise ValueError(f"opponent {opponent!r} chose {a}, not a legal action")
-                g.step(s, a)
+                g.step(s, ask(opp, "opponent", opponent))
                 continue
-            info = {"state": s.copy()} if needs_state else {}
-            a = int(agent.act({"observation": obs.copy(), "action_mask": mask.copy()},
-                              legal.copy(), info))
-            if a not in legal:
-                raise ValueError(f"teacher {teacher!r} chose {a}, not a legal action")
+            a = ask(agent, "teacher", teacher)
             played = a
             if other is not None and rng.random() < player_share:
-                info = {"state": s.copy()} if getattr(other, "needs_state", False) else {}
-                played = int(other.act({"observation": obs.copy(), "action_mask": mask.copy()},
-                                       legal.copy(), info))
-                if played not in legal:
-                    raise ValueError(f"player {player!r} chose {played}, not a legal action")
+                played = ask(other, "player", player)
             rows_obs.append(obs.astype(np.float16))
             rows_legal.append(legal)
             sizes.append(k)
