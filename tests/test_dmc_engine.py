@@ -42,6 +42,46 @@ def test_a_few_seconds_of_training_beat_random(tmp_path):
     assert after["score"] - before["score"] > before["score_ci"] + after["score_ci"]
 
 
+def test_duplicate_returns_match_a_game_by_game_replay(tmp_path):
+    """The lockstep evaluation's returns, the network's and the opponent's, equal those of
+    each game played alone, move by move; in Da Niangniang, whose scores do not sum to zero,
+    the paired difference is not a multiple of the network's own score."""
+    t = DMC(_cfg(tmp_path, game="niangniang", max_updates=0, hidden=(32,)))
+    g = t.game
+    n = g.n_players
+    rules, _ = make_eval_agent("rules", g, seed=3)
+    seeds = np.random.default_rng(4).integers(2**62, size=3)
+    net, opp = duplicate_returns(g, t.policy, rules, seeds, with_opponent=True)
+    assert np.array_equal(net, duplicate_returns(g, t.policy, rules, seeds))
+    buf = np.empty(g.n_actions, np.int64)
+    obs = np.zeros((1, g.layout.size), np.float32)
+    for d, sd in enumerate(seeds):
+        for seat in range(n):
+            s = g.new_state()
+            g.reset(s, int(sd))
+            ret = np.zeros(n)
+            while not g.done(s):
+                k = g.legal(s, buf)
+                c = g.current(s)
+                if k == 1:
+                    a = int(buf[0])
+                else:
+                    g.encode(s, c, obs[0])
+                    if c == seat:
+                        a = int(t.policy.choose(obs, buf[:k].copy(), np.array([k]))[0])
+                    else:
+                        mask = np.zeros((1, g.n_actions), np.int8)
+                        mask[0, buf[:k]] = 1
+                        a = int(rules.act_batch(obs, mask)[0])
+                g.step(s, a)
+                ret += g.rewards(s)
+            assert net[d, seat] == ret[seat]
+            assert opp[d, seat] == pytest.approx(np.delete(ret, seat).mean())
+    res = summarize(net, opp)
+    assert res["diff"] == pytest.approx(np.mean(net.mean(1) - opp.mean(1)))
+    assert not np.allclose(net + (n - 1) * opp, 0)  # not zero-sum: diff is its own number
+
+
 def test_actor_process_feeds_the_learner(tmp_path):
     t = DMC(_cfg(tmp_path, game="wakeng", max_updates=5, envs=16, hidden=(32,), batch=128, actors=1))
     res = t.run()
@@ -102,6 +142,26 @@ def test_learning_curves_png(tmp_path):
     assert curves_main([f"{run}:engine:25", "--out", str(out)]) == 0
     assert out.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     assert curves_main([str(run), "--opponent", "search", "--out", str(out)]) == 2
+
+
+def test_curves_plot_the_paired_difference_when_logged(tmp_path):
+    from train.common import eval_metric
+    from train.curves import main as curves_main, read_eval
+
+    run = tmp_path / "run"
+    run.mkdir()
+    (run / "eval.csv").write_text("deals,score,score_ci,win_rate,win_ci,diff,diff_ci,opponent,train_s\n"
+                                  "50,0.3,0.1,0.5,0.1,-0.2,0.1,rules,0.0\n"
+                                  "50,0.4,0.1,0.5,0.1,0.1,0.1,rules,60.0\n")
+    rows = read_eval(str(run), "rules")
+    assert [r["diff"] for r in rows] == [-0.2, 0.1]
+    assert eval_metric(rows)[0] == "diff"
+    # a log from before the difference was logged (or one such row) plots the network's score
+    assert eval_metric(rows + [{"score": 1.0, "diff": ""}])[0] == "score"
+    assert eval_metric([{"score": 1.0}])[0] == "score"
+    out = tmp_path / "c.png"
+    assert curves_main([str(run), "--out", str(out)]) == 0
+    assert out.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
 
 
 def _spy_teacher(t):

@@ -139,6 +139,16 @@ def test_summarize_known_case():
     assert res["score"] == pytest.approx(1.0)
     assert res["score_ci"] == pytest.approx(1.96 * np.sqrt(8 / 3) / 2)
     assert res["win_rate"] == pytest.approx((0.5 + 1 + 0 + 0.5) / 4)
+    assert "diff" not in res
+    # the opponent's mean returns in the same games: per-deal means 0, -1, 2, -1 -> the
+    # differences 1, 4, -3, 2: mean 1, sd (ddof 1) = sqrt(26/3)
+    opp = np.array([[-1.0, 1.0], [-1.0, -1.0], [2.0, 2.0], [-2.0, 0.0]])
+    res = summarize(r, opp)
+    assert res["diff"] == pytest.approx(1.0)
+    assert res["diff_ci"] == pytest.approx(1.96 * np.sqrt(26 / 3) / 2)
+    assert res["score"] == pytest.approx(1.0)
+    with pytest.raises(ValueError, match="do not match"):
+        summarize(r, opp[:3])
 
 
 class _PayEveryStep:

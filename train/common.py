@@ -177,10 +177,21 @@ def load_checkpoint(out: str, game: str, options: dict) -> dict:
     return ckpt
 
 
+def eval_metric(rows: list[dict]) -> tuple[str, str]:
+    """The column an evaluation curve plots and its axis label: ``diff`` (the paired
+    difference per deal, network minus opponent) when every row has it, else ``score`` (the
+    network's own mean score: the logs of runs from before the difference was logged)."""
+    if rows and all(r.get("diff") not in (None, "") for r in rows):
+        return "diff", "score difference per deal, network - opponent"
+    return "score", "network's mean score per deal"
+
+
 def plot_eval(history: list[dict], path: str, game: str) -> None:
-    """PNG of evaluation score and win rate (95% CI bars) over training minutes, per opponent."""
+    """PNG of the evaluation's paired difference (:func:`eval_metric`) and win rate (95% CI
+    bars) over training minutes, per opponent."""
     if not history:
         return
+    metric, label = eval_metric(history)
     import matplotlib
 
     matplotlib.use("Agg")
@@ -190,12 +201,12 @@ def plot_eval(history: list[dict], path: str, game: str) -> None:
     for name in dict.fromkeys(r["opponent"] for r in history):
         rs = [r for r in history if r["opponent"] == name]
         x = [r["train_s"] / 60 for r in rs]
-        ax1.errorbar(x, [r["score"] for r in rs], yerr=[r["score_ci"] for r in rs], marker="o",
-                     capsize=3, label=f"vs {name}")
+        ax1.errorbar(x, [r[metric] for r in rs], yerr=[r[f"{metric}_ci"] for r in rs],
+                     marker="o", capsize=3, label=f"vs {name}")
         ax2.errorbar(x, [r["win_rate"] for r in rs], yerr=[r["win_ci"] for r in rs], marker="o",
                      capsize=3, label=f"vs {name}")
     ax1.axhline(0, color="grey", lw=0.8)
-    ax1.set(xlabel="training minutes", ylabel="mean score per deal (duplicate)", title=f"{game}: score")
+    ax1.set(xlabel="training minutes", ylabel=f"{label} (duplicate)", title=f"{game}: score")
     ax2.set(xlabel="training minutes", ylabel="win rate", title=f"{game}: win rate")
     ax1.legend()
     ax2.legend()

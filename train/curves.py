@@ -1,6 +1,8 @@
-"""Learning curves of one or more training runs in one PNG: the evaluation score per deal
-against an opponent (``rules`` by default) over training wall time, with the 95% CIs the
-trainer logged (``eval.csv`` of ``train.dmc`` / a run directory with that file).
+"""Learning curves of one or more training runs in one PNG: the evaluation against an
+opponent (``rules`` by default) over training wall time, with the 95% CIs the trainer logged
+(``eval.csv`` of ``train.dmc``, ``train.exit`` or ``train.distill`` / a run directory with
+that file): the paired difference per deal, network minus opponent, or the network's own
+mean score when a log has no difference column (runs from before it was logged).
 
     python -m train.curves runs/dmc_wakeng runs/dmc_wakeng_lockstep --opponent rules --out curves.png
     python -m train.curves runs/a:engine runs/b:lockstep        # DIR:LABEL names a curve
@@ -37,14 +39,18 @@ def plot(curves: list[tuple[str, list[dict], float]], path: str, title: str, opp
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
+    from .common import eval_metric
+
+    metric, what = eval_metric([r for _, rows, _ in curves for r in rows])
     fig, ax = plt.subplots(figsize=(7, 4.2))
     for label, rows, off in curves:
         x = [off + r["train_s"] / 60 for r in rows]
-        ax.errorbar(x, [r["score"] for r in rows], yerr=[r["score_ci"] for r in rows], marker="o",
-                    capsize=3, label=f"{label} ({int(rows[-1]['deals'])} deals/point)" if rows else label)
+        ax.errorbar(x, [r[metric] for r in rows], yerr=[r[f"{metric}_ci"] for r in rows],
+                    marker="o", capsize=3,
+                    label=f"{label} ({int(rows[-1]['deals'])} deals/point)" if rows else label)
     ax.axhline(0, color="grey", lw=0.8)
-    ax.set(xlabel="training wall time (minutes)", ylabel=f"score per deal vs {opponent} (95% CI)",
-           title=title)
+    ax.set(xlabel="training wall time (minutes)",
+           ylabel=f"{what.replace('opponent', opponent)} (95% CI)", title=title)
     ax.legend(fontsize=8)
     fig.tight_layout()
     os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)

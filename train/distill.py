@@ -25,7 +25,9 @@ Two steps, each a subcommand (run from the repository root)::
   (every ``--holdout``-th block); the log gives both agreements with the teacher (the share
   of decisions whose best-scored legal action is the teacher's, over every legal action).
   After every epoch the network alone plays ``--eval-deals`` duplicate deals against each
-  ``--eval-agents`` agent (the same deals each time; ``eval.csv`` and the learning curve
+  ``--eval-agents`` agent (the same deals each time, the network at one seat and the agent
+  at the others; ``eval.csv``: ``diff``, the paired difference per deal, network minus
+  agent, as the arena's pairwise line, and ``score``, the network's own; the learning curve
   ``eval.png``).  ``--minutes`` bounds the fit (evaluations aside); SIGTERM / Ctrl-C stop it
   after the current step, with the weights it has then written.
   The weights (``OUT/GAME.npz``, ``"mode": "network"``: every decision is the network's) play
@@ -389,7 +391,8 @@ def fit(game: str, data, out: Optional[str] = None, *, options: Optional[dict] =
         for r in rows:
             r.update(train_s=round(time.perf_counter() - t0, 1), epoch=done(), updates=steps)
             print(f"[distill] {game} epoch {done()}: network vs {r['opponent']} "
-                  f"{r['score']:+.2f} ± {r['score_ci']:.2f} per deal ({r['deals']} deals)",
+                  f"{r['diff']:+.2f} ± {r['diff_ci']:.2f} per deal (its own score "
+                  f"{r['score']:+.2f}; {r['deals']} deals)",
                   file=sys.stderr, flush=True)
         evals.extend(rows)
         append_csv(os.path.join(out, "eval.csv"), rows)

@@ -362,17 +362,22 @@ def make_eval_agent(name: str, game, seed: int):
     return None, reason
 
 
-def duplicate_returns(game, policy: TorchPolicy, agent, seeds: Sequence[int]) -> np.ndarray:
+def duplicate_returns(game, policy: TorchPolicy, agent, seeds: Sequence[int], *,
+                      with_opponent: bool = False):
     """Returns ``[len(seeds), n]``: entry ``(d, s)`` is the network's return in deal ``d``
     playing seat ``s`` with ``agent`` at every other seat (all games stepped in lockstep; the
-    agent's moves of one step go through one ``agent.act_batch`` call)."""
+    agent's moves of one step go through one ``agent.act_batch`` call).
+
+    With ``with_opponent``, a pair ``(network, opponent)`` of such arrays: ``opponent[d, s]``
+    is the mean return of ``agent``'s seats in that same game, for the paired difference
+    of :func:`summarize` (games whose scores do not sum to zero need it)."""
     n = game.n_players
     G = len(seeds) * n
     states = np.stack([game.new_state() for _ in range(G)])
     net_seat = np.tile(np.arange(n), len(seeds))
     for i, sd in enumerate(np.repeat(np.asarray(seeds, np.int64), n)):
         game.reset(states[i], int(sd))
-    ret = np.zeros(G)
+    ret = np.zeros((G, n))
     live = [g for g in range(G) if not game.done(states[g])]
     buf = np.empty(game.n_actions, np.int64)
     obs = np.zeros((G, game.layout.size), np.float32)
@@ -411,15 +416,24 @@ def duplicate_returns(game, policy: TorchPolicy, agent, seeds: Sequence[int]) ->
         for g in live:
             s = states[g]
             game.step(s, moves[g])
-            ret[g] += game.rewards(s)[net_seat[g]]
+            ret[g] += game.rewards(s)
             if not game.done(s):
                 still.append(g)
         live = still
-    return ret.reshape(len(seeds), n)
+    own = ret[np.arange(G), net_seat]
+    net = own.reshape(len(seeds), n)
+    if not with_opponent:
+        return net
+    return net, ((ret.sum(axis=1) - own) / (n - 1)).reshape(len(seeds), n)
 
 
-def summarize(returns: np.ndarray) -> dict:
-    """Mean score and win rate per deal (averaged over seats) with 95% CIs (normal approx.)."""
+def summarize(returns: np.ndarray, opponent: Optional[np.ndarray] = None) -> dict:
+    """Mean score and win rate per deal (averaged over seats) with 95% CIs (normal approx.).
+
+    With ``opponent`` (the opponent's mean return in the same games, as
+    ``duplicate_returns(..., with_opponent=True)`` gives it) also ``diff`` and ``diff_ci``:
+    the paired difference per deal, network minus opponent, as the arena's pairwise line
+    computes it over these lineups (one network seat, the opponent at the others)."""
     per_deal = returns.mean(axis=1)
     wins = (returns > 0).mean(axis=1)
     D = len(per_deal)
@@ -427,15 +441,23 @@ def summarize(returns: np.ndarray) -> dict:
     def ci(x):
         return float(1.96 * x.std(ddof=1) / math.sqrt(D)) if D > 1 else float("nan")
 
-    return {"deals": D, "score": float(per_deal.mean()), "score_ci": ci(per_deal),
-            "win_rate": float(wins.mean()), "win_ci": ci(wins)}
+    row = {"deals": D, "score": float(per_deal.mean()), "score_ci": ci(per_deal),
+           "win_rate": float(wins.mean()), "win_ci": ci(wins)}
+    if opponent is not None:
+        if opponent.shape != returns.shape:
+            raise ValueError(f"opponent returns of shape {opponent.shape} do not match the "
+                             f"network's {returns.shape}")
+        diff = per_deal - opponent.mean(axis=1)
+        row.update(diff=float(diff.mean()), diff_ci=ci(diff))
+    return row
 
 
 def evaluate_against(game, policy: TorchPolicy, names: Sequence[str], seeds: np.ndarray, *,
                      seed: int, chunk: int, deadline: Optional[float] = None,
                      skipped: Optional[set] = None, tag: str = "dmc") -> list[dict]:
     """``policy`` against each agent of ``names`` over the duplicate deals ``seeds``: one
-    :func:`summarize` row per agent with its ``opponent`` name.
+    :func:`summarize` row per agent with its ``opponent`` name (``diff``: the paired
+    difference per deal, network minus that agent).
 
     The deals are played in chunks of ``chunk``, and an agent's evaluation stops at the first
     chunk boundary past ``deadline`` (a ``time.perf_counter()`` value; no row when not one
@@ -454,9 +476,11 @@ def evaluate_against(game, policy: TorchPolicy, names: Sequence[str], seeds: np.
         for i in range(0, len(seeds), chunk):
             if deadline is not None and time.perf_counter() >= deadline:
                 break
-            parts.append(duplicate_returns(game, policy, agent, seeds[i:i + chunk]))
+            parts.append(duplicate_returns(game, policy, agent, seeds[i:i + chunk],
+                                           with_opponent=True))
         if parts:
-            rows.append({**summarize(np.concatenate(parts)), "opponent": name})
+            net, opp = (np.concatenate(x) for x in zip(*parts))
+            rows.append({**summarize(net, opp), "opponent": name})
     return rows
 
 
@@ -1048,6 +1072,7 @@ class DMC:
         if self._tb is not None:
             for r in rows:
                 self._tb.add_scalar(f"eval/score_vs_{r['opponent']}", r["score"], self.counters["decisions"])
+                self._tb.add_scalar(f"eval/diff_vs_{r['opponent']}", r["diff"], self.counters["decisions"])
         return rows
 
     # -- main loop -----------------------------------------------------------------------------
@@ -1161,7 +1186,8 @@ class DMC:
     def _print_eval(self, rows: list[dict]) -> None:
         for r in rows:
             msg = (f"[dmc] eval vs {r['opponent']} after {r['train_s'] / 60:.1f} min: score "
-                   f"{r['score']:+.3f} ± {r['score_ci']:.3f}, win rate {r['win_rate']:.3f} ± {r['win_ci']:.3f}")
+                   f"{r['score']:+.3f} ± {r['score_ci']:.3f}, difference {r['diff']:+.3f} ± "
+                   f"{r['diff_ci']:.3f}, win rate {r['win_rate']:.3f} ± {r['win_ci']:.3f}")
             print(msg, file=sys.stderr, flush=True)
 
 

@@ -377,7 +377,7 @@ class ExIt:
                                 tag="exit")
         for r in rows:
             print(f"[exit] {cfg.game} iteration {r['iterations']}, {r['train_s'] / 60:.1f} min: "
-                  f"network vs {r['opponent']} {r['score']:+.2f} ± {r['score_ci']:.2f} per deal "
+                  f"network vs {r['opponent']} {r['diff']:+.2f} ± {r['diff_ci']:.2f} per deal "
                   f"({r['deals']} deals), win rate {r['win_rate']:.2f}", flush=True)
         return rows
 
