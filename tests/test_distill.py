@@ -168,3 +168,36 @@ def test_sigterm_stops_a_collection_that_the_same_command_continues(tmp_path):
     res = distill.collect("wakeng", "rules", 2 * len(kept) + 2, str(out), block=2,
                           progress=False)
     assert res["kept"] == len(kept) and res["blocks"] == 1
+
+
+def test_fit_weights_kinds_of_decision_and_logs_each_ones_agreement(tmp_path):
+    game = cardenvs.make_game("wakeng")
+    ids = np.arange(game.n_actions)
+    names, blk = distill.action_blocks(game, ids)
+    assert [names[b] for b in blk] == [game.block_of(int(a)) for a in ids]
+    data = tmp_path / "d"
+    distill.collect("wakeng", "rules", 8, str(data), seed=4, block=2, progress=False)
+    kw = dict(epochs=2, batch=32, holdout=2, eval_deals=0, progress=False)
+    plain = distill.fit("wakeng", str(data), str(tmp_path / "p"), **kw)
+    # a weight on every block alike is the plain fit (the loss is a weighted mean)
+    same = distill.fit("wakeng", str(data), str(tmp_path / "s"),
+                       weights={b: 3 for b in game.blocks}, **kw)
+    bid = distill.fit("wakeng", str(data), str(tmp_path / "b"), weights={"bid": 50}, **kw)
+    a, b, c = (agents.make_agent(f"trained:{r['weights']}", game).net for r in (plain, same, bid))
+    for x, y, z in zip(a.layers, b.layers, c.layers):
+        assert np.allclose(x[0], y[0], atol=1e-4)
+    assert not all(np.allclose(x[0], z[0], atol=1e-4) for x, z in zip(a.layers, c.layers))
+    assert c.meta["weights"] == {"bid": 50.0} and a.meta["weights"] == {}
+    # fit.csv: the held-out agreement of each block, which averages to the overall one
+    row = bid["history"][-1]
+    held = distill.Decisions(distill.split_shards(str(data), 2)[1])
+    counts = np.bincount(distill.action_blocks(game, held.action)[1], minlength=len(names))
+    per = {n: row[f"holdout_{n}"] for n, c in zip(names, counts) if c}
+    assert set(per) >= {"play", "pass", "bid"}
+    assert sum(per[n] * c for n, c in zip(names, counts) if c) / counts.sum() == \
+        pytest.approx(row["holdout_agreement"], abs=1e-3)
+    with pytest.raises(ValueError, match="wakeng has no action block 'take'.*play, pass, bid"):
+        distill.fit("wakeng", str(data), str(tmp_path / "x"), weights={"take": 2}, **kw)
+    with pytest.raises(ValueError, match="bid=0: the weight must be a positive number"):
+        distill.fit("wakeng", str(data), str(tmp_path / "x"), weights={"bid": 0}, **kw)
+    assert distill.main(["fit", "wakeng", "--data", str(data), "--weight", "bid=x"]) == 2
