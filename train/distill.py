@@ -288,19 +288,24 @@ def sample_batch(d: Decisions, idx: np.ndarray, negatives: int, rng: np.random.G
     return (np.asarray(ids, np.int64), np.asarray(owner, np.int64), np.asarray(col, np.int64))
 
 
-def agreement(policy, d: Decisions, limit: int = 20000) -> float:
-    """The share of (up to ``limit``) decisions of ``d`` at which ``policy`` (a
-    :class:`train.dmc.TorchPolicy`) chooses the teacher's action among all legal ones."""
-    n = min(len(d), limit)
-    if n == 0:
-        return float("nan")
-    hit = 0
+def _choices(policy, d: Decisions, n: int) -> np.ndarray:
+    """The action ``policy`` (a :class:`train.dmc.TorchPolicy`) chooses among all legal ones
+    at each of the first ``n`` decisions of ``d``."""
+    out = []
     for a in range(0, n, 512):
         b = min(n, a + 512)
         ids = np.concatenate([d.legal[d.start[i]:d.start[i] + d.sizes[i]] for i in range(a, b)])
-        chosen = policy.choose(d.obs[a:b].astype(np.float32), ids, d.sizes[a:b])
-        hit += int((chosen == d.action[a:b]).sum())
-    return hit / n
+        out.append(policy.choose(d.obs[a:b].astype(np.float32), ids, d.sizes[a:b]))
+    return np.concatenate(out) if out else np.zeros(0, np.int64)
+
+
+def agreement(policy, d: Decisions, limit: int = 20000) -> float:
+    """The share of (up to ``limit``) decisions of ``d`` at which ``policy`` chooses the
+    teacher's action among all legal ones."""
+    n = min(len(d), limit)
+    if n == 0:
+        return float("nan")
+    return float((_choices(policy, d, n) == d.action[:n]).mean())
 
 
 def action_blocks(game, actions: np.ndarray) -> tuple[list[str], np.ndarray]:
@@ -332,19 +337,19 @@ def block_weights(game, weights: Optional[dict], name: str = "the game") -> np.n
     return w
 
 
-def agreement_by_block(policy, game, d: Decisions, limit: int = 20000) -> dict[str, float]:
-    """:func:`agreement` per action block of the teacher's action (``{block: share}``, the
-    blocks with decisions among the first ``limit``)."""
+def agreement_by_block(policy, game, d: Decisions,
+                       limit: int = 20000) -> tuple[float, dict[str, float]]:
+    """:func:`agreement`, and the same share per action block of the teacher's action
+    (``{block: share}``, the blocks with decisions among the first ``limit``)."""
     n = min(len(d), limit)
+    if n == 0:
+        return float("nan"), {}
     names, blk = action_blocks(game, d.action[:n])
-    hit = np.zeros(len(names))
+    hits = _choices(policy, d, n) == d.action[:n]
+    hit = np.bincount(blk, weights=hits, minlength=len(names))
     cnt = np.bincount(blk, minlength=len(names))
-    for a in range(0, n, 512):
-        b = min(n, a + 512)
-        ids = np.concatenate([d.legal[d.start[i]:d.start[i] + d.sizes[i]] for i in range(a, b)])
-        chosen = policy.choose(d.obs[a:b].astype(np.float32), ids, d.sizes[a:b])
-        np.add.at(hit, blk[a:b], chosen == d.action[a:b])
-    return {names[j]: round(float(hit[j] / cnt[j]), 4) for j in range(len(names)) if cnt[j]}
+    return float(hits.mean()), {names[j]: round(float(hit[j] / cnt[j]), 4)
+                                for j in range(len(names)) if cnt[j]}
 
 
 def fit(game: str, data, out: Optional[str] = None, *, options: Optional[dict] = None,
@@ -504,8 +509,11 @@ def fit(game: str, data, out: Optional[str] = None, *, options: Optional[dict] =
                    "minutes": round((time.perf_counter() - t0) / 60, 2),
                    "loss": round(float(np.mean(losses)), 4) if losses else "",
                    "train_agreement": round(agreement(policy, tr, 5000), 4),
-                   "holdout_agreement": round(agreement(policy, ho), 4) if ho is not None else ""}
-            by_block = agreement_by_block(policy, g, ho) if ho is not None else {}
+                   "holdout_agreement": ""}
+            by_block = {}
+            if ho is not None:
+                overall, by_block = agreement_by_block(policy, g, ho)
+                row["holdout_agreement"] = round(overall, 4)
             row.update({f"holdout_{b}": by_block.get(b, "") for b in g.blocks})
             hist.append(row)
             append_csv(log_path, [row])
