@@ -187,7 +187,7 @@ def test_fit_weights_kinds_of_decision_and_logs_each_ones_agreement(tmp_path):
     for x, y, z in zip(a.layers, b.layers, c.layers):
         assert np.allclose(x[0], y[0], atol=1e-4)
     assert not all(np.allclose(x[0], z[0], atol=1e-4) for x, z in zip(a.layers, c.layers))
-    assert c.meta["weights"] == {"bid": 50.0} and a.meta["weights"] == {}
+    assert c.meta["loss_weights"] == {"bid": 50.0} and a.meta["loss_weights"] == {}
     # fit.csv: the held-out agreement of each block, which averages to the overall one
     row = bid["history"][-1]
     held = distill.Decisions(distill.split_shards(str(data), 2)[1])

@@ -130,17 +130,26 @@ def test_dmc_weights_make_a_network_only_agent(tmp_path):
     assert not shipped.network_only and shipped.prior is not None
 
 
+def _run_with_eval_log(tmp_path, name: str, text: str):
+    run = tmp_path / name
+    run.mkdir()
+    (run / "eval.csv").write_text(text)
+    return run
+
+
+def _is_png(path) -> bool:
+    return path.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
 def test_learning_curves_png(tmp_path):
     from train.curves import main as curves_main
 
-    run = tmp_path / "run"
-    run.mkdir()
-    (run / "eval.csv").write_text("deals,score,score_ci,win_rate,win_ci,opponent,train_s,decisions,updates\n"
-                                  "50,-1.0,0.5,0.3,0.1,rules,0.0,0,0\n50,0.5,0.4,0.5,0.1,rules,120.0,9,3\n"
-                                  "50,2.0,0.3,0.7,0.1,random,120.0,9,3\n")
+    run = _run_with_eval_log(
+        tmp_path, "run", "deals,score,score_ci,win_rate,win_ci,opponent,train_s,decisions,updates\n"
+        "50,-1.0,0.5,0.3,0.1,rules,0.0,0,0\n50,0.5,0.4,0.5,0.1,rules,120.0,9,3\n"
+        "50,2.0,0.3,0.7,0.1,random,120.0,9,3\n")
     out = tmp_path / "c.png"
-    assert curves_main([f"{run}:engine:25", "--out", str(out)]) == 0
-    assert out.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    assert curves_main([f"{run}:engine:25", "--out", str(out)]) == 0 and _is_png(out)
     assert curves_main([str(run), "--opponent", "search", "--out", str(out)]) == 2
 
 
@@ -148,11 +157,9 @@ def test_curves_plot_the_paired_difference_when_logged(tmp_path):
     from train.common import eval_metric
     from train.curves import main as curves_main, read_eval
 
-    run = tmp_path / "run"
-    run.mkdir()
-    (run / "eval.csv").write_text("deals,score,score_ci,win_rate,win_ci,diff,diff_ci,opponent,train_s\n"
-                                  "50,0.3,0.1,0.5,0.1,-0.2,0.1,rules,0.0\n"
-                                  "50,0.4,0.1,0.5,0.1,0.1,0.1,rules,60.0\n")
+    run = _run_with_eval_log(
+        tmp_path, "run", "deals,score,score_ci,win_rate,win_ci,diff,diff_ci,opponent,train_s\n"
+        "50,0.3,0.1,0.5,0.1,-0.2,0.1,rules,0.0\n50,0.4,0.1,0.5,0.1,0.1,0.1,rules,60.0\n")
     rows = read_eval(str(run), "rules")
     assert [r["diff"] for r in rows] == [-0.2, 0.1]
     assert eval_metric(rows)[0] == "diff"
@@ -160,8 +167,7 @@ def test_curves_plot_the_paired_difference_when_logged(tmp_path):
     assert eval_metric(rows + [{"score": 1.0, "diff": ""}])[0] == "score"
     assert eval_metric([{"score": 1.0}])[0] == "score"
     out = tmp_path / "c.png"
-    assert curves_main([str(run), "--out", str(out)]) == 0
-    assert out.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    assert curves_main([str(run), "--out", str(out)]) == 0 and _is_png(out)
 
 
 def _spy_teacher(t):

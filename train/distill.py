@@ -462,7 +462,7 @@ def fit(game: str, data, out: Optional[str] = None, *, options: Optional[dict] =
             "teacher": cmeta["teacher"], "hidden": list(hidden), "reward_scale": 1.0,
             "data": [os.path.basename(os.path.normpath(f)) for f in folders],
             "decisions": len(tr), "updates": steps, "epochs": epoch, "note": note,
-            "init": init, "weights": {b: float(v) for b, v in zip(g.blocks, bw) if v != 1},
+            "init": init, "loss_weights": {b: float(v) for b, v in zip(g.blocks, bw) if v != 1},
             "train_minutes": round((time.perf_counter() - t0) / 60, 2)})
 
     bar = None
