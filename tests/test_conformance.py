@@ -273,6 +273,19 @@ def test_action_strings_round_trip(mod):
     assert env.unwrapped.action_to_string(np.int64(n - 1)) == strings[-1]
 
 
+def test_block_indices_match_block_of(name):
+    """The vectorized block lookup against the scalar one, over every action id."""
+    game = cardenvs.make_game(name)
+    names = list(game.blocks)
+    ids = np.arange(game.n_actions)
+    assert [names[b] for b in game.block_indices(ids)] == [game.block_of(int(a)) for a in ids]
+    for bad in (-1, game.n_actions):
+        with pytest.raises(ValueError, match=f"action {bad} is outside the action space"):
+            game.block_of(bad)
+        with pytest.raises(ValueError, match=f"action {bad} is outside the action space"):
+            game.block_indices([0, bad])
+
+
 def test_mask_equals_legal_actions(mod):
     """Over random deals: the mask of the agent ``last()`` reports equals its legal ids
     (``info_legal_actions=True``: also those of its info)."""

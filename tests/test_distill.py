@@ -172,9 +172,7 @@ def test_sigterm_stops_a_collection_that_the_same_command_continues(tmp_path):
 
 def test_fit_weights_kinds_of_decision_and_logs_each_ones_agreement(tmp_path):
     game = cardenvs.make_game("wakeng")
-    ids = np.arange(game.n_actions)
-    names, blk = distill.action_blocks(game, ids)
-    assert [names[b] for b in blk] == [game.block_of(int(a)) for a in ids]
+    names = list(game.blocks)
     data = tmp_path / "d"
     distill.collect("wakeng", "rules", 8, str(data), seed=4, block=2, progress=False)
     kw = dict(epochs=2, batch=32, holdout=2, eval_deals=0, progress=False)
@@ -191,7 +189,7 @@ def test_fit_weights_kinds_of_decision_and_logs_each_ones_agreement(tmp_path):
     # fit.csv: the held-out agreement of each block, which averages to the overall one
     row = bid["history"][-1]
     held = distill.Decisions(distill.split_shards(str(data), 2)[1])
-    counts = np.bincount(distill.action_blocks(game, held.action)[1], minlength=len(names))
+    counts = np.bincount(game.block_indices(held.action), minlength=len(names))
     per = {n: row[f"holdout_{n}"] for n, c in zip(names, counts) if c}
     assert set(per) >= {"play", "pass", "bid"}
     assert sum(per[n] * c for n, c in zip(names, counts) if c) / counts.sum() == \

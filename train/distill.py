@@ -308,16 +308,6 @@ def agreement(policy, d: Decisions, limit: int = 20000) -> float:
     return float((_choices(policy, d, n) == d.action[:n]).mean())
 
 
-def action_blocks(game, actions: np.ndarray) -> tuple[list[str], np.ndarray]:
-    """The names of ``game``'s action blocks (``play``, ``pass``, ``bid``, ``take``...; in id
-    order) and the index in that list of each action's block."""
-    names = list(game.blocks)
-    starts = np.array([game.blocks[b][0] for b in names], np.int64)
-    order = np.argsort(starts, kind="stable")
-    pos = np.searchsorted(starts[order], np.asarray(actions, np.int64), side="right") - 1
-    return names, order[pos]
-
-
 def block_weights(game, weights: Optional[dict], name: str = "the game") -> np.ndarray:
     """One loss weight per action block of ``game`` (1 unless ``weights`` names the block);
     ``ValueError`` on an unknown block or a weight that is not a positive number."""
@@ -344,7 +334,7 @@ def agreement_by_block(policy, game, d: Decisions,
     n = min(len(d), limit)
     if n == 0:
         return float("nan"), {}
-    names, blk = action_blocks(game, d.action[:n])
+    names, blk = list(game.blocks), game.block_indices(d.action[:n])
     hits = _choices(policy, d, n) == d.action[:n]
     hit = np.bincount(blk, weights=hits, minlength=len(names))
     cnt = np.bincount(blk, minlength=len(names))
@@ -406,7 +396,7 @@ def fit(game: str, data, out: Optional[str] = None, *, options: Optional[dict] =
         held_paths += h
     tr = Decisions(train_paths)
     ho = Decisions(held_paths) if held_paths else None
-    w_dec = torch.from_numpy(bw[action_blocks(g, tr.action)[1]].astype(np.float32))
+    w_dec = torch.from_numpy(bw[g.block_indices(tr.action)].astype(np.float32))
     obs_dim, feat_dim = game_dims(g)
     if tr.obs.shape[1] != obs_dim:
         raise ValueError(f"the shards hold observations of {tr.obs.shape[1]} values; {game} "

@@ -478,6 +478,20 @@ class Game:
                 return name
         raise ValueError(f"action {action} is outside the action space [0, {self.n_actions})")
 
+    def block_indices(self, ids) -> np.ndarray:
+        """:meth:`block_of` of many action ids at once: the index of each id's block in
+        ``list(self.blocks)`` (int64 array); ``ValueError`` when an id is in no block."""
+        ids = np.asarray(ids, np.int64)
+        spans = np.array(list(self.blocks.values()), np.int64).reshape(-1, 2)
+        order = np.argsort(spans[:, 0], kind="stable")
+        pos = np.searchsorted(spans[order, 0], ids, side="right") - 1
+        idx = order[np.maximum(pos, 0)]
+        bad = (pos < 0) | (ids >= spans[idx, 1])
+        if bad.any():
+            raise ValueError(f"action {int(ids[bad][0])} is outside the action space "
+                             f"[0, {self.n_actions})")
+        return idx
+
     def action_to_string(self, action: int) -> str:
         action = int(action)
         block = self.block_of(action)
