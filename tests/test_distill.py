@@ -199,3 +199,39 @@ def test_fit_weights_kinds_of_decision_and_logs_each_ones_agreement(tmp_path):
     with pytest.raises(ValueError, match="bid=0: the weight must be a positive number"):
         distill.fit("wakeng", str(data), str(tmp_path / "x"), weights={"bid": 0}, **kw)
     assert distill.main(["fit", "wakeng", "--data", str(data), "--weight", "bid=x"]) == 2
+
+
+def test_play_deal_asks_only_at_real_decisions_and_returns_each_steps_rewards():
+    from train.common import StopSignals, play_deal
+
+    g = cardenvs.make_game("niangniang")
+    rng = np.random.default_rng(4)
+    asked = []
+
+    def choose(t, seat, legal):
+        asked.append((t, seat, legal.size))
+        return int(legal[rng.integers(legal.size)])
+
+    s = g.new_state()
+    out = play_deal(g, s, 77, choose)
+    assert g.done(s) and all(k >= 2 for _, _, k in asked) and len(asked) > 10
+    # replay the actions by hand: the same deal, the callback's seats and steps, one
+    # reward row per step summing to the game's final returns
+    r = g.new_state()
+    g.reset(r, 77)
+    buf = np.empty(g.n_actions + 1, np.int64)
+    decisions, paid = [], []
+    for t, a in enumerate(out["actions"]):
+        k = g.legal(r, buf)
+        assert a in buf[:k]
+        if k >= 2:
+            decisions.append((t, int(g.current(r)), k))
+        g.step(r, a)
+        paid.append(g.rewards(r))
+    assert g.done(r) and decisions == asked
+    assert out["rewards"].shape == (len(out["actions"]), g.n_players)
+    assert np.array_equal(out["rewards"], np.array(paid)) and np.abs(out["rewards"]).sum() > 0
+    # a stop signal abandons the deal at the next step
+    stop = StopSignals()
+    stop.signum = 15
+    assert play_deal(g, s, 77, choose, stop) is None

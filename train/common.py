@@ -104,6 +104,36 @@ def print_stopped(tag: str, stop: StopSignals, done: str, files: str) -> None:
 # ---------------------------------------------------------------------------------------------
 # the run directory's files
 # ---------------------------------------------------------------------------------------------
+def play_deal(game: Any, state: Any, seed: int,
+              choose: Callable[[int, int, np.ndarray], int],
+              stop: Optional[StopSignals] = None, buf: Optional[np.ndarray] = None) -> Optional[dict]:
+    """Play deal ``seed`` of ``game`` in ``state`` to its end: the one deal loop of the
+    trainers that ask an agent at each decision (``train.exit``'s expert self-play,
+    ``train.distill``'s collection).  At a decision with two or more legal actions
+    ``choose(step, seat, legal)`` gives the action to play (``step``: the actions played so
+    far; ``legal``: a fresh array the callback may keep); a lone legal action is played
+    without asking.  Returns ``{"actions": [...], "rewards": (steps, players) float64}``, or
+    ``None`` when ``stop`` holds a signal at some step (the deal is abandoned there)."""
+    if buf is None:
+        buf = np.empty(game.n_actions + 1, np.int64)
+    game.reset(state, int(seed))
+    actions: list[int] = []
+    rewards: list[np.ndarray] = []
+    while not game.done(state):
+        if stop is not None and stop.signum is not None:
+            return None
+        k = game.legal(state, buf)
+        if k == 1:
+            a = int(buf[0])
+        else:
+            a = int(choose(len(actions), int(game.current(state)), buf[:k].copy()))
+        game.step(state, a)
+        actions.append(a)
+        rewards.append(np.asarray(game.rewards(state), np.float64).copy())
+    shape = (0, game.n_players)
+    return {"actions": actions, "rewards": np.stack(rewards) if rewards else np.zeros(shape)}
+
+
 def truncate_csv(path: str, column: str, limit: float) -> int:
     """Drop the rows of ``path`` whose ``column`` exceeds ``limit`` (the work a resumed run
     discarded: logged after the checkpoint it resumes from); rewrites the file atomically.

@@ -79,6 +79,8 @@ def play_block(game_name: str, options: dict, teacher: str, seed: int, block: in
     from cardenvs.arena import import_agents
     from cardenvs.wrappers import policy_info
 
+    from .common import play_deal
+
     agents = import_agents()
     g = make_game(game_name, **options)
     agent = agents.make_agent(teacher, g, seed=int(seed) * 7919 + int(block))
@@ -94,7 +96,9 @@ def play_block(game_name: str, options: dict, teacher: str, seed: int, block: in
     obs = np.zeros(g.layout.size, np.float32)
     mask = np.zeros(g.n_actions, np.int8)
 
-    def ask(who, role: str, spec: str) -> int:
+    rows_obs, rows_legal, sizes, actions, deal_ix, seats = [], [], [], [], [], []
+
+    def ask(who, role: str, spec: str, legal: np.ndarray) -> int:
         """``who``'s move at the current decision (the state as the arena hands it)."""
         a = int(who.act({"observation": obs.copy(), "action_mask": mask.copy()}, legal.copy(),
                         policy_info(who, {}, s)))
@@ -102,33 +106,26 @@ def play_block(game_name: str, options: dict, teacher: str, seed: int, block: in
             raise ValueError(f"{role} {spec!r} chose {a}, not a legal action")
         return a
 
-    rows_obs, rows_legal, sizes, actions, deal_ix, seats = [], [], [], [], [], []
-    for i in deals:
-        g.reset(s, deal_seed(seed, i))
-        while not g.done(s):
-            k = g.legal(s, buf)
-            legal = buf[:k].copy()
-            if k == 1:
-                g.step(s, int(legal[0]))
-                continue
-            seat = int(g.current(s))
-            g.encode(s, seat, obs)
-            mask[:] = 0
-            mask[legal] = 1
-            if opp is not None and seat != i % g.n_players:
-                g.step(s, ask(opp, "opponent", opponent))
-                continue
-            a = ask(agent, "teacher", teacher)
-            played = a
-            if other is not None and rng.random() < player_share:
-                played = ask(other, "player", player)
-            rows_obs.append(obs.astype(np.float16))
-            rows_legal.append(legal)
-            sizes.append(k)
-            actions.append(a)
-            deal_ix.append(i)
-            seats.append(seat)
-            g.step(s, played)
+    def choose(t: int, seat: int, legal: np.ndarray) -> int:
+        g.encode(s, seat, obs)
+        mask[:] = 0
+        mask[legal] = 1
+        if opp is not None and seat != i % g.n_players:
+            return ask(opp, "opponent", opponent, legal)
+        a = ask(agent, "teacher", teacher, legal)
+        played = a
+        if other is not None and rng.random() < player_share:
+            played = ask(other, "player", player, legal)
+        rows_obs.append(obs.astype(np.float16))
+        rows_legal.append(legal)
+        sizes.append(len(legal))
+        actions.append(a)
+        deal_ix.append(i)
+        seats.append(seat)
+        return played
+
+    for i in deals:  # choose reads the deal index i of the deal in play
+        play_deal(g, s, deal_seed(seed, i), choose, buf=buf)
     D = g.layout.size
     return {"obs": np.array(rows_obs, np.float16).reshape(-1, D),
             "legal": np.concatenate(rows_legal) if rows_legal else np.zeros(0, np.int64),

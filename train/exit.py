@@ -57,8 +57,8 @@ from cardenvs.arena import agents_module
 
 from .common import (
     SessionBar, StopSignals, append_csv, check_common, eval_interval_s, evaluate_network,
-    finish, game_dims, optimizer_step, parse_hidden, parse_names, parse_scale, print_stopped,
-    run_parser, run_session, save_atomic, truncate_csv, write_config,
+    finish, game_dims, optimizer_step, parse_hidden, parse_names, parse_scale, play_deal,
+    print_stopped, run_parser, run_session, save_atomic, truncate_csv, write_config,
 )
 from .dmc import QNet, TorchPolicy, export_weights, random_return_scale
 
@@ -287,35 +287,27 @@ class ExIt:
         g, rng, ex = self.game, self.rng, self.expert
         s = g.new_state()
         deal = int(rng.integers(_SEED_MAX))
-        g.reset(s, deal)
-        actions = []
-        buf = np.empty(g.n_actions + 1, np.int64)
         obs = np.zeros(self.obs_dim, np.float32)
         rows = []  # (obs, cands, vals, played, seat, step index, neg)
-        rewards = []
-        while not g.done(s):
-            if stop is not None and stop.signum is not None:
-                return 0
-            k = g.legal(s, buf)
-            legal = buf[:k].copy()
-            seat = g.current(s)
-            if k == 1:
-                a = int(legal[0])
-            else:
-                a = ex.act_state(s.copy(), legal)
-                if ex.last is not None:
-                    cands, vals = ex.last
-                    if rng.random() < self.cfg.explore:
-                        a = int(cands[rng.integers(len(cands))])
-                    out = legal[~np.isin(legal, cands)]
-                    neg = int(out[rng.integers(len(out))]) if out.size else -1
-                    g.encode(s, seat, obs)
-                    rows.append((obs.copy(), cands, vals, a, seat, len(rewards), neg))
-            g.step(s, a)
-            actions.append(a)
-            rewards.append(np.asarray(g.rewards(s), np.float64).copy())
+
+        def choose(t: int, seat: int, legal: np.ndarray) -> int:
+            a = ex.act_state(s.copy(), legal)
+            if ex.last is not None:
+                cands, vals = ex.last
+                if rng.random() < self.cfg.explore:
+                    a = int(cands[rng.integers(len(cands))])
+                out = legal[~np.isin(legal, cands)]
+                neg = int(out[rng.integers(len(out))]) if out.size else -1
+                g.encode(s, seat, obs)
+                rows.append((obs.copy(), cands, vals, a, seat, t, neg))
+            return a
+
+        played = play_deal(g, s, deal, choose, stop)
+        if played is None:
+            return 0
+        actions, rewards = played["actions"], played["rewards"]
         # the seat's return from each decision on (the step's own reward included)
-        R = np.cumsum(np.stack(rewards)[::-1], axis=0)[::-1]
+        R = np.cumsum(rewards[::-1], axis=0)[::-1]
         sc = self.scale
         for o, cands, vals, a, seat, t, neg in rows:
             self.buffer.add(o, cands, vals * sc, a, R[t, seat] * sc, neg)
