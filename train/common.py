@@ -102,7 +102,7 @@ def print_stopped(tag: str, stop: StopSignals, done: str, files: str) -> None:
 
 
 # ---------------------------------------------------------------------------------------------
-# the run directory's files
+# one deal, an agent asked at each decision
 # ---------------------------------------------------------------------------------------------
 def play_deal(game: Any, state: Any, seed: int,
               choose: Callable[[int, int, np.ndarray], int],
@@ -134,6 +134,9 @@ def play_deal(game: Any, state: Any, seed: int,
     return {"actions": actions, "rewards": np.stack(rewards) if rewards else np.zeros(shape)}
 
 
+# ---------------------------------------------------------------------------------------------
+# the run directory's files
+# ---------------------------------------------------------------------------------------------
 def truncate_csv(path: str, column: str, limit: float) -> int:
     """Drop the rows of ``path`` whose ``column`` exceeds ``limit`` (the work a resumed run
     discarded: logged after the checkpoint it resumes from); rewrites the file atomically.
