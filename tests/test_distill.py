@@ -215,8 +215,8 @@ def test_play_deal_asks_only_at_real_decisions_and_returns_each_steps_rewards():
     s = g.new_state()
     out = play_deal(g, s, 77, choose)
     assert g.done(s) and all(k >= 2 for _, _, k in asked) and len(asked) > 10
-    # replay the actions by hand: the same deal, the callback's seats and steps, one
-    # reward row per step summing to the game's final returns
+    # replay the actions by hand: the same deal, the callback's steps and seats, and one
+    # reward row per step, the game's rewards() after that step
     r = g.new_state()
     g.reset(r, 77)
     buf = np.empty(g.n_actions + 1, np.int64)
