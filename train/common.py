@@ -129,7 +129,7 @@ def play_deal(game: Any, state: Any, seed: int,
             a = int(choose(len(actions), int(game.current(state)), buf[:k].copy()))
         game.step(state, a)
         actions.append(a)
-        rewards.append(np.asarray(game.rewards(state), np.float64).copy())
+        rewards.append(game.rewards(state))  # a new float64 array each step
     shape = (0, game.n_players)
     return {"actions": actions, "rewards": np.stack(rewards) if rewards else np.zeros(shape)}
 
