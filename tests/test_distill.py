@@ -235,3 +235,77 @@ def test_play_deal_asks_only_at_real_decisions_and_returns_each_steps_rewards():
     stop = StopSignals()
     stop.signum = 15
     assert play_deal(g, s, 77, choose, stop) is None
+
+
+def _random_network(path, game, seed, hidden=(16, 8)):
+    """A network-only weight file of ``game`` with random weights (as a fit writes one)."""
+    import torch
+
+    from train.common import game_dims
+    from train.dmc import QNet, export_weights
+
+    torch.manual_seed(seed)
+    net = QNet(*game_dims(game), hidden)
+    export_weights(net, str(path), {"game": game.info.name, "options": {}, "mode": "network",
+                                    "trainer": "distill", "teacher": "rules",
+                                    "reward_scale": 1.0, "note": f"seed {seed}"})
+    return str(path)
+
+
+def test_average_writes_the_mean_of_the_weights_and_plays(tmp_path):
+    game = cardenvs.make_game("wakeng")
+    a = _random_network(tmp_path / "a.npz", game, 1)
+    b = _random_network(tmp_path / "b.npz", game, 2)
+    out = tmp_path / "soup" / "wakeng.npz"
+    assert distill.main(["average", "wakeng", a, b, "--out", str(out)]) == 0
+    with np.load(a) as za, np.load(b) as zb, np.load(out) as zo:
+        keys = sorted(k for k in za.files if k != "meta")
+        assert keys == sorted(k for k in zo.files if k != "meta") and len(keys) == 7  # w_obs, w_act, b_0; 16->8; 8->1
+        for k in keys:  # the mean of the stored float16 values, rounded to float16
+            want = ((za[k].astype(np.float64) + zb[k].astype(np.float64)) / 2).astype(np.float16)
+            assert zo[k].dtype == np.float16 and np.array_equal(zo[k], want), k
+            assert not np.array_equal(zo[k], za[k])
+        meta = json.loads(bytes(zo["meta"]).decode())
+    assert meta["averaged"] == [a, b] and [m["note"] for m in meta["sources"]] == ["seed 1", "seed 2"]
+    assert meta["mode"] == "network" and meta["game"] == "wakeng" and meta["hidden"] == [16, 8]
+    # a file averaged with itself is itself
+    same = tmp_path / "same.npz"
+    distill.average("wakeng", [a, a], str(same))
+    with np.load(a) as za, np.load(same) as zs:
+        assert all(np.array_equal(za[k], zs[k]) for k in za.files if k != "meta")
+    # the mean plays: a network-only agent whose every move is legal
+    agent = agents.make_agent(f"trained:{out}", game)
+    assert agent.network_only
+    s = game.new_state()
+    game.reset(s, 5)
+    buf = np.empty(game.n_actions + 1, np.int64)
+    obs = np.zeros(game.layout.size, np.float32)
+    while not game.done(s):
+        k = game.legal(s, buf)
+        game.encode(s, game.current(s), obs)
+        mask = np.zeros(game.n_actions, np.int8)
+        mask[buf[:k]] = 1
+        act = agent.act({"observation": obs, "action_mask": mask}, buf[:k].copy())
+        assert game.is_legal(s, act)
+        game.step(s, act)
+
+
+def test_average_refuses_files_that_do_not_average(tmp_path, capsys):
+    wk = cardenvs.make_game("wakeng")
+    a = _random_network(tmp_path / "a.npz", wk, 1)
+    wide = _random_network(tmp_path / "wide.npz", wk, 2, hidden=(32, 8))
+    other = _random_network(tmp_path / "dd.npz", cardenvs.make_game("doudizhu"), 3)
+    out = str(tmp_path / "o.npz")
+    with pytest.raises(TypeError, match="a list of weight files"):
+        distill.average("wakeng", a, out)
+    with pytest.raises(ValueError, match="two or more"):
+        distill.average("wakeng", [a], out)
+    with pytest.raises(ValueError, match="hidden"):
+        distill.average("wakeng", [a, wide], out)
+    with pytest.raises(ValueError, match="'doudizhu', not 'wakeng'"):
+        distill.average("wakeng", [a, other], out)
+    with pytest.raises(ValueError, match="no weight file"):
+        distill.average("wakeng", [a, str(tmp_path / "missing.npz")], out)
+    assert distill.main(["average", "wakeng", a, wide, "--out", out]) == 2
+    assert "hidden" in capsys.readouterr().err
+    assert not (tmp_path / "o.npz").exists()

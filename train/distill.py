@@ -1,6 +1,6 @@
 """Distillation: a network-only agent that imitates a teacher agent, e.g. ``search``.
 
-Two steps, each a subcommand (run from the repository root)::
+Two steps, each a subcommand (run from the repository root), and a third to combine fits::
 
     python -m train.distill collect doudizhu --teacher search --deals 4000 --jobs 2 \
         --out runs/distill_doudizhu
@@ -32,6 +32,12 @@ Two steps, each a subcommand (run from the repository root)::
   after the current step, with the weights it has then written.
   The weights (``OUT/GAME.npz``, ``"mode": "network"``: every decision is the network's) play
   as ``trained:OUT/GAME.npz``.
+
+* ``average``: one weight file, the mean of the weights of several fits of the game (a model
+  soup: :func:`average`), e.g. of two successive DAgger rounds' fits::
+
+    python -m train.distill average niangniang runs/nn_fit6/niangniang.npz \
+        runs/nn_fit7/niangniang.npz --out runs/nn_avg/niangniang.npz
 
 The teacher's bids, exchanges, joker picks and 报牌 are learned like its card play: one
 network makes every decision.
@@ -522,6 +528,58 @@ def fit(game: str, data, out: Optional[str] = None, *, options: Optional[dict] =
 
 
 # ---------------------------------------------------------------------------------------------
+# average
+# ---------------------------------------------------------------------------------------------
+_SAME = ("game", "options", "mode", "prior", "prior_margins", "reward_scale", "hidden", "obs_dim",
+         "feat_dim")  # what a weight file's loader reads: equal in every file of an average
+
+
+def average(game: str, paths: Sequence[str], out: str) -> dict:
+    """Weight averaging (a "model soup"): one weight file whose every weight is the mean of
+    those of ``paths``, e.g. the fits of successive DAgger rounds that start from the same
+    file.  Fine-tunes of one network lie in one basin of the loss, where the mean of their
+    weights tends to play better than each of them (Wortsman et al. 2022, "Model soups").
+
+    The files must be of ``game`` and agree on what makes them play alike (:data:`_SAME`:
+    options, mode, prior, reward scale, layer sizes); the mean is taken in float32 over the
+    stored float16 values and written as float16 to ``out`` (``.npz``).  Its metadata: those
+    keys, the first file's ``teacher`` and ``trainer``, ``averaged`` (the paths) and
+    ``sources`` (each file's own metadata, with its data, epochs and commands).
+    Returns ``{"weights": out, "averaged": [...]}``."""
+    from agents.trained import QNetwork, save_weights
+
+    if isinstance(paths, (str, os.PathLike)):
+        raise TypeError("paths must be a list of weight files, not one path")
+    paths = [os.fspath(p) for p in paths]
+    if len(paths) < 2:
+        raise ValueError(f"averaging needs two or more weight files, got {len(paths)}")
+    nets = [QNetwork(p) for p in paths]  # ValueError for a missing or foreign file
+    first = nets[0].meta
+    for p, n in zip(paths, nets):
+        if n.meta.get("game") != game:
+            raise ValueError(f"{p!r} holds a network of {n.meta.get('game')!r}, not {game!r}")
+        for key in _SAME:
+            if n.meta.get(key) != first.get(key):
+                raise ValueError(f"{p!r} has {key}={n.meta.get(key)!r} where {paths[0]!r} has "
+                                 f"{first.get(key)!r}: only networks of one kind average")
+
+    def mean(get):
+        return np.mean([get(n) for n in nets], axis=0, dtype=np.float32)
+
+    w0 = np.concatenate([mean(lambda n: n.w_obs), mean(lambda n: n.w_act)], 0)
+    layers = [(w0, mean(lambda n: n.b0))]
+    for i in range(len(nets[0].layers)):
+        layers.append((mean(lambda n: n.layers[i][0]), mean(lambda n: n.layers[i][1])))
+    keep = ("game", "options", "mode", "prior", "prior_margins", "reward_scale", "teacher",
+            "trainer")  # (save_weights writes the sizes)
+    meta = {k: first[k] for k in keep if k in first}
+    meta.update(note=f"the mean of {len(paths)} weight files", averaged=paths,
+                sources=[n.meta for n in nets])
+    save_weights(out, layers, nets[0].obs_dim, meta)
+    return {"weights": out, "averaged": paths}
+
+
+# ---------------------------------------------------------------------------------------------
 # command line
 # ---------------------------------------------------------------------------------------------
 def build_parser() -> argparse.ArgumentParser:
@@ -571,6 +629,11 @@ def build_parser() -> argparse.ArgumentParser:
                    help="loss weight of the decisions whose teacher's action is in this action "
                         "block (e.g. take=4 in niangniang; default 1); repeatable")
     f.add_argument("--no-progress", action="store_true")
+    v = sub.add_parser("average", help="one weight file, the mean of several (a model soup)")
+    v.add_argument("game")
+    v.add_argument("weights", nargs="+", metavar="NPZ",
+                   help="weight files of the game, e.g. the fits of successive DAgger rounds")
+    v.add_argument("--out", required=True, help="the weight file to write (.npz)")
     return p
 
 
@@ -595,6 +658,10 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
                           opponent=a.opponent, progress=not a.no_progress)
             print(f"[distill] {a.game}: {res['blocks']} blocks written ({res['decisions']} "
                   f"decisions), {res['kept']} kept, in {out}")
+        elif a.cmd == "average":
+            res = average(a.game, a.weights, a.out)
+            print(f"[distill] {a.game}: the mean of {len(a.weights)} weight files written to "
+                  f"{res['weights']} (play it as trained:{res['weights']})")
         else:
             data = a.data or [f"runs/distill_{a.game}"]
             res = fit(a.game, data, a.out, minutes=a.minutes, hidden=parse_hidden(a.hidden),
