@@ -130,11 +130,17 @@ def test_fit_learns_the_teacher_and_writes_a_network_only_agent(tmp_path):
     assert row["opponent"] == "rules" and row["deals"] == 4 and row["epoch"] == 1
     assert (tmp_path / "both" / "eval.png").stat().st_size > 0
     assert (tmp_path / "both" / "eval.csv").read_text().count("\n") == 2
+    _play_alone(agent, game, 11)
+
+
+def _play_alone(agent, game, seed):
+    """A whole deal with ``agent`` at every seat, asserting that every move is legal."""
     s = game.new_state()
-    game.reset(s, 11)
+    game.reset(s, seed)
     buf = np.empty(game.n_actions + 1, np.int64)
     obs = np.zeros(game.layout.size, np.float32)
-    while not game.done(s):  # a whole deal by the network alone, every move legal
+    steps = 0
+    while not game.done(s):
         k = game.legal(s, buf)
         game.encode(s, game.current(s), obs)
         mask = np.zeros(game.n_actions, np.int8)
@@ -142,6 +148,8 @@ def test_fit_learns_the_teacher_and_writes_a_network_only_agent(tmp_path):
         a = agent.act({"observation": obs, "action_mask": mask}, buf[:k].copy())
         assert game.is_legal(s, a)
         game.step(s, a)
+        steps += 1
+    assert steps > 0
 
 
 def test_sigterm_stops_a_collection_that_the_same_command_continues(tmp_path):
@@ -276,18 +284,7 @@ def test_average_writes_the_mean_of_the_weights_and_plays(tmp_path):
     # the mean plays: a network-only agent whose every move is legal
     agent = agents.make_agent(f"trained:{out}", game)
     assert agent.network_only
-    s = game.new_state()
-    game.reset(s, 5)
-    buf = np.empty(game.n_actions + 1, np.int64)
-    obs = np.zeros(game.layout.size, np.float32)
-    while not game.done(s):
-        k = game.legal(s, buf)
-        game.encode(s, game.current(s), obs)
-        mask = np.zeros(game.n_actions, np.int8)
-        mask[buf[:k]] = 1
-        act = agent.act({"observation": obs, "action_mask": mask}, buf[:k].copy())
-        assert game.is_legal(s, act)
-        game.step(s, act)
+    _play_alone(agent, game, 5)
 
 
 def test_average_refuses_files_that_do_not_average(tmp_path, capsys):
