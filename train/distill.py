@@ -537,8 +537,9 @@ _SAME = ("game", "options", "mode", "prior", "prior_margins", "reward_scale", "h
 def average(game: str, paths: Sequence[str], out: str) -> dict:
     """Weight averaging (a "model soup"): one weight file whose every weight is the mean of
     those of ``paths``, e.g. the fits of successive DAgger rounds that start from the same
-    file.  Fine-tunes of one network lie in one basin of the loss, where the mean of their
-    weights tends to play better than each of them (Wortsman et al. 2022, "Model soups").
+    file.  Fine-tunes of one network tend to lie in one basin of the loss, where the mean of
+    their weights can do better than each of them (Wortsman et al. 2022, "Model soups"); it
+    may also do worse, so measure it (``cardenvs arena``) before using it.
 
     The files must be of ``game`` and agree on what makes them play alike (:data:`_SAME`:
     options, mode, prior, reward scale, layer sizes); the mean is taken in float32 over the
