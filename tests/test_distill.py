@@ -134,22 +134,13 @@ def test_fit_learns_the_teacher_and_writes_a_network_only_agent(tmp_path):
 
 
 def _play_alone(agent, game, seed):
-    """A whole deal with ``agent`` at every seat, asserting that every move is legal."""
-    s = game.new_state()
-    game.reset(s, seed)
-    buf = np.empty(game.n_actions + 1, np.int64)
-    obs = np.zeros(game.layout.size, np.float32)
-    steps = 0
-    while not game.done(s):
-        k = game.legal(s, buf)
-        game.encode(s, game.current(s), obs)
-        mask = np.zeros(game.n_actions, np.int8)
-        mask[buf[:k]] = 1
-        a = agent.act({"observation": obs, "action_mask": mask}, buf[:k].copy())
-        assert game.is_legal(s, a)
-        game.step(s, a)
-        steps += 1
-    assert steps > 0
+    """A whole deal of ``game`` with ``agent`` at every seat, through the arena's deal loop
+    (its env raises on an illegal move)."""
+    from cardenvs.arena import env_for_agents, play_deal
+
+    env, _ = env_for_agents(game.info.name, [], None)
+    _, _, decisions = play_deal(env, seed, [agent] * game.n_players)
+    assert decisions > 0
 
 
 def test_sigterm_stops_a_collection_that_the_same_command_continues(tmp_path):

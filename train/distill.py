@@ -530,8 +530,10 @@ def fit(game: str, data, out: Optional[str] = None, *, options: Optional[dict] =
 # ---------------------------------------------------------------------------------------------
 # average
 # ---------------------------------------------------------------------------------------------
-_SAME = ("game", "options", "mode", "prior", "prior_margins", "reward_scale", "hidden", "obs_dim",
-         "feat_dim")  # what a weight file's loader reads: equal in every file of an average
+#: what a weight file's loader reads besides the sizes: equal in every file of an average, and
+#: copied to the average's metadata
+_KIND = ("game", "options", "mode", "prior", "prior_margins", "reward_scale")
+_SAME = _KIND + ("hidden", "obs_dim", "feat_dim")
 
 
 def average(game: str, paths: Sequence[str], out: str) -> dict:
@@ -571,9 +573,8 @@ def average(game: str, paths: Sequence[str], out: str) -> dict:
     layers = [(w0, mean(lambda n: n.b0))]
     for i in range(len(nets[0].layers)):
         layers.append((mean(lambda n: n.layers[i][0]), mean(lambda n: n.layers[i][1])))
-    keep = ("game", "options", "mode", "prior", "prior_margins", "reward_scale", "teacher",
-            "trainer")  # (save_weights writes the sizes)
-    meta = {k: first[k] for k in keep if k in first}
+    # the kind and the teacher; save_weights writes the sizes
+    meta = {k: first[k] for k in _KIND + ("teacher", "trainer") if k in first}
     meta.update(note=f"the mean of {len(paths)} weight files", averaged=paths,
                 sources=[n.meta for n in nets])
     save_weights(out, layers, nets[0].obs_dim, meta)
