@@ -38,7 +38,11 @@ observation's nonzero entries (:func:`first_layer`, numba), the action part once
 layers on every legal action in one matmul each.  ``train.dmc.FactoredScorer`` does the same
 in torch during training (its cache follows the changing weights).
 
-Weights for game ``G`` (default options) ship as ``agents/weights/G.npz``.
+Weights for game ``G`` (default options) ship as ``agents/weights/G.npz`` (``rules`` plus a
+learned override) and ``agents/weights/G_network.npz`` (network-only); ``trained`` loads the
+first unless the game's registry record names another file (``GameSpec.trained_weights``):
+Pao De Kuai ships only its network-only file, its ``trained`` (``train.improve``'s override
+never beat ``rules`` there).
 """
 
 from __future__ import annotations
@@ -58,8 +62,14 @@ WEIGHTS_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "weights"
 
 
 def default_weights_path(game: str) -> str:
-    """Where the shipped weights of ``game`` live: ``agents/weights/<game>.npz``."""
-    return os.path.join(WEIGHTS_DIR, f"{game}.npz")
+    """Where the shipped weights of the ``trained`` agent of ``game`` live:
+    ``agents/weights/<game>.npz``, or the file its registry record names
+    (:attr:`cardenvs.registry.GameSpec.trained_weights`)."""
+    from cardenvs.registry import REGISTRY
+
+    spec = REGISTRY.get(game)
+    name = spec.trained_weights if spec is not None and spec.trained_weights else f"{game}.npz"
+    return os.path.join(WEIGHTS_DIR, name)
 
 
 def save_weights(path: str, layers: list[tuple[np.ndarray, np.ndarray]], obs_dim: int,
@@ -300,7 +310,8 @@ class TrainedAgent(Agent):
     Args:
         game: the compiled game (``env.unwrapped.game``; a registry name is accepted too).
         seed: unused (the agent is deterministic); accepted for the uniform agent signature.
-        weights: path of the ``.npz``; default ``agents/weights/<game>.npz``.
+        weights: path of the ``.npz``; default :func:`default_weights_path`
+            (``agents/weights/<game>.npz``, or the file the game's registry record names).
 
     The weights must have been trained on a game with the same observation and action-feature
     sizes (the default options of the game, unless trained otherwise).

@@ -323,3 +323,26 @@ def test_rlcard_agent_follows_with_the_smallest_play_of_the_type():
     raw = agent.raw_state(env.observe("player_1")["observation"], env.legal_actions())
     assert raw["trace"] == [(2, "5")] and raw["landlord"] == 2 and raw["self"] == 0
     assert raw["current_hand"] == "346778899TTJJQQKK"
+
+
+def test_trained_weights_are_the_files_the_registry_names():
+    """``trained`` loads ``agents/weights/<game>.npz`` unless the game's registry record names
+    another file: Pao De Kuai's is its network-only agent (``train.improve``'s file never
+    overrode ``rules`` there), so ``trained`` and ``search``'s default prior play by the
+    network in every decision."""
+    import os
+
+    from agents.trained import WEIGHTS_DIR, default_weights_path
+    from cardenvs.registry import REGISTRY
+
+    for name, spec in REGISTRY.items():
+        path = default_weights_path(name)
+        assert path == os.path.join(WEIGHTS_DIR, spec.trained_weights or f"{name}.npz")
+        assert os.path.exists(path), path
+    assert REGISTRY["doudizhu"].trained_weights is None
+    g = cardenvs.make_game("paodekuai")
+    agent = make_agent("trained", g)
+    assert os.path.basename(agent.path) == "paodekuai_network.npz"
+    assert agent.network_only and agent.prior is None
+    prior = make_agent("search", g)._prior
+    assert prior is not None and os.path.basename(prior.path) == "paodekuai_network.npz"
