@@ -122,7 +122,9 @@ def spec(name: str) -> GameSpec:
 register(GameSpec(
     "doudizhu", "doudizhu_v0", "cardenvs.games.doudizhu:DouDizhu", 3,
     "cardenvs/DouDizhu-Seat-v0", "docs/rules/doudizhu.md", game_args=(3,),
-    roles=("landlord", "farmer"), default_slots=1024, rules_part="rules:DouDizhuPart"))
+    roles=("landlord", "farmer"), default_slots=1024, rules_part="rules:DouDizhuPart",
+    # the network-only agent: +1.20 a deal over `rules`, +0.64 over the override file doudizhu.npz
+    trained_weights="doudizhu_network.npz"))
 register(GameSpec(
     "doudizhu4", "doudizhu4_v0", "cardenvs.games.doudizhu:DouDizhu", 4,
     "cardenvs/DouDizhu4-Seat-v0", "docs/rules/doudizhu.md", game_args=(4,),

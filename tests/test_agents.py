@@ -327,9 +327,9 @@ def test_rlcard_agent_follows_with_the_smallest_play_of_the_type():
 
 def test_trained_weights_are_the_files_the_registry_names():
     """``trained`` loads ``agents/weights/<game>.npz`` unless the game's registry record names
-    another file: Pao De Kuai's is its network-only agent (``train.improve``'s file never
-    overrode ``rules`` there), so ``trained`` and ``search``'s default prior play by the
-    network in every decision."""
+    another file: in Dou Dizhu and Pao De Kuai its network-only agent (stronger than
+    ``train.improve``'s file), so ``trained`` and ``search``'s default prior play by the
+    network in every decision there."""
     import os
 
     from agents.trained import WEIGHTS_DIR, default_weights_path
@@ -339,10 +339,13 @@ def test_trained_weights_are_the_files_the_registry_names():
         path = default_weights_path(name)
         assert path == os.path.join(WEIGHTS_DIR, spec.trained_weights or f"{name}.npz")
         assert os.path.exists(path), path
-    assert REGISTRY["doudizhu"].trained_weights is None
-    g = cardenvs.make_game("paodekuai")
-    agent = make_agent("trained", g)
-    assert os.path.basename(agent.path) == "paodekuai_network.npz"
-    assert agent.network_only and agent.prior is None
-    prior = make_agent("search", g)._prior
-    assert prior is not None and os.path.basename(prior.path) == "paodekuai_network.npz"
+    assert REGISTRY["wakeng"].trained_weights is None  # rules + learned card plays
+    for name in ("doudizhu", "paodekuai"):
+        g = cardenvs.make_game(name)
+        agent = make_agent("trained", g)
+        assert os.path.basename(agent.path) == f"{name}_network.npz"
+        assert agent.network_only and agent.prior is None
+        prior = make_agent("search", g)._prior
+        assert prior is not None and os.path.basename(prior.path) == f"{name}_network.npz"
+    former = make_agent(f"trained:{os.path.join(WEIGHTS_DIR, 'doudizhu.npz')}", "doudizhu")
+    assert not former.network_only and former.prior is not None  # rules + learned bidding

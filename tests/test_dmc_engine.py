@@ -18,7 +18,7 @@ import pytest
 
 torch = pytest.importorskip("torch")
 
-from agents.trained import WEIGHTS_DIR, QNetwork, TrainedAgent, default_weights_path  # noqa: E402
+from agents.trained import WEIGHTS_DIR, QNetwork, TrainedAgent  # noqa: E402
 from cardenvs.api import make_game  # noqa: E402
 from train.dmc import DMC, Config, duplicate_returns, make_eval_agent, summarize  # noqa: E402
 
@@ -104,7 +104,8 @@ def test_init_warm_starts_from_a_weight_file(tmp_path):
     with pytest.raises(ValueError, match="hidden sizes"):
         DMC(_cfg(tmp_path / "c", game="wakeng", init=path, hidden=(32,)))
     with pytest.raises(ValueError, match="advantages"):  # the shipped rules-override network
-        DMC(_cfg(tmp_path / "d", init=default_weights_path("doudizhu"), hidden=(512, 256, 256, 128)))
+        DMC(_cfg(tmp_path / "d", init=os.path.join(WEIGHTS_DIR, "doudizhu.npz"),
+                 hidden=(512, 256, 256, 128)))
 
 
 def test_lockstep_baseline_still_trains(tmp_path):
@@ -126,7 +127,7 @@ def test_dmc_weights_make_a_network_only_agent(tmp_path):
     t.run()
     agent = TrainedAgent(make_game("wakeng"), weights=str(tmp_path / "wakeng.npz"))
     assert agent.network_only and agent.prior is None and agent.net.meta["mode"] == "network"
-    shipped = TrainedAgent(make_game("doudizhu"))  # rules + learned bidding: not network-only
+    shipped = TrainedAgent(make_game("doudizhu4"))  # rules + learned bidding: not network-only
     assert not shipped.network_only and shipped.prior is not None
 
 
