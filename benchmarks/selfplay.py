@@ -27,7 +27,15 @@ times round-robin (every path sees the same machine load; the best repeat is kep
   and the most actors with ``--envs-large`` games each, factored;
 * ``engine, no network``: the same engine with a free scoring function (the feature rows'
   sum): what the engine costs without the network, its ceiling;
-* the share of the engine's step spent in the network's forward pass (plain and factored).
+* the share of the engine's step spent in the network's forward pass (plain and factored);
+* the network's ceiling: the least arithmetic a decision needs (counted on the factored
+  engine's steps: the body's layers on every scored action, ``2 * (512*256 + 256*256 +
+  256*128 + 128)`` flops each, plus the first layer's observation part over the nonzero
+  inputs of every scored position; the action part is cached) and the rate at which this
+  machine runs the body's matmuls at the same batch size (one torch thread): their quotient
+  is the most decisions/s one core could reach with this network if the engine, the copies
+  and the first layer cost nothing.  Set beside ten times the lockstep rate, it says whether
+  a 10x target is reachable on the machine with the same network at all.
 
 Only self-play is timed (no learning updates), one torch thread, CPU.  A "decision" is one
 move of one game (forced moves included), as in ``train.dmc``'s ``dec_per_s``.
@@ -53,9 +61,9 @@ from train.dmc import DMC, Config, TorchPolicy, exploration_rates  # noqa: E402
 from train.selfplay import ActorPool, SelfPlay, torch_scorer  # noqa: E402
 
 
-def _trainer(game: str, engine: str, envs: int, out: str) -> DMC:
+def _trainer(game: str, engine: str, envs: int, out: str, act_dtype: str = "float32") -> DMC:
     cfg = Config(game=game, out=out, envs=envs, eval_deals=0, progress=False, engine=engine,
-                 reward_scale=1.0, seed=0)
+                 reward_scale=1.0, seed=0, act_dtype=act_dtype)
     t = DMC(cfg)
     t._start_selfplay()
     return t
@@ -71,6 +79,56 @@ def _rate(step, seconds: float) -> float:
     return dec / (time.perf_counter() - t0)
 
 
+def network_ceiling(t: DMC, steps: int, seconds: float, repeats: int) -> dict:
+    """Flops per decision of the network on ``t``'s engine (factored scorer) over ``steps``
+    steps, the body's matmul rate at that batch size, and their quotient (module docstring)."""
+    inner = t._score
+    count = {"pos": 0, "rows": 0, "nnz": 0}
+
+    def score(obs, feats, owner, *rest):
+        count["pos"] += len(obs)
+        count["rows"] += len(owner)
+        count["nnz"] += int(np.count_nonzero(obs))
+        return inner(obs, feats, owner, *rest)
+
+    score.takes_ids = getattr(inner, "takes_ids", False)
+    t._score = score
+    decisions = 0
+    try:
+        for _ in range(steps):
+            t.engine_step()
+            t._q_obs, t._q_act, t._q_tgt, t._q_n = [], [], [], 0
+            decisions += t.cfg.envs
+    finally:
+        t._score = inner
+    layers = list(t.net.layers)
+    h0 = layers[0].out_features
+    body = sum(m.in_features * m.out_features for m in layers[1:])
+    flops = 2 * (count["rows"] * body + count["nnz"] * h0) / decisions
+    rows_per_step = max(1, round(count["rows"] / steps))
+    out = {"flops_per_decision": flops, "rows_per_decision": count["rows"] / decisions,
+           "nnz_per_position": count["nnz"] / max(count["pos"], 1), "rows_per_step": rows_per_step}
+    for dtype in (torch.float32, torch.bfloat16):
+        x = torch.relu(torch.randn(rows_per_step, h0)).to(dtype)
+        ws = [m.weight.detach().t().contiguous().to(dtype) for m in layers[1:]]
+
+        def body_pass():
+            h = x
+            for i, w in enumerate(ws):
+                h = h @ w
+                if i < len(ws) - 1:
+                    h = torch.relu(h)
+            return rows_per_step
+
+        with torch.no_grad():
+            best = max(_rate(body_pass, seconds) for _ in range(repeats))  # rows/s
+        gflops = best * 2 * body / 1e9
+        key = str(dtype).replace("torch.", "")
+        out[f"gflops_{key}"] = gflops
+        out[f"ceiling_{key}"] = gflops * 1e9 / flops
+    return out
+
+
 def measure(game: str, seconds: float, repeats: int, envs: int, envs_large: int, actors: int) -> dict:
     tmp = tempfile.mkdtemp(prefix="bench_selfplay_")
     lock = _trainer(game, "lockstep", envs, tmp)
@@ -80,13 +138,15 @@ def measure(game: str, seconds: float, repeats: int, envs: int, envs_large: int,
     churn = _trainer(game, "vector", envs, tmp)
     big = _trainer(game, "vector", envs_large, tmp)
     big_fast = _trainer(game, "vector", envs_large, tmp)
-    for t in (lock_fast, fast, churn, big, big_fast):  # the same weights everywhere
+    half = _trainer(game, "vector", envs, tmp, act_dtype="bfloat16")
+    big_half = _trainer(game, "vector", envs_large, tmp, act_dtype="bfloat16")
+    for t in (lock_fast, fast, churn, big, big_fast, half, big_half):  # the same weights everywhere
         t.net.load_state_dict(vec.net.state_dict())
     lock.net.load_state_dict(vec.net.state_dict())
     # today's baseline scores with the network's forward (no per-id cache, no fused layers)
     lock.policy = TorchPolicy(lock.game, lock.net, lock.device, fast=False)
     lock_fast.policy = TorchPolicy(lock_fast.game, lock_fast.net, lock_fast.device, fast=True)
-    for t in (vec, fast, churn, big, big_fast):
+    for t in (vec, fast, churn, big, big_fast, half, big_half):
         t.engine_step()  # starts the engine (FactoredScorer: what train.dmc uses)
     for t in (vec, big):
         t._score = torch_scorer(t.net)  # QNet.forward
@@ -133,6 +193,8 @@ def measure(game: str, seconds: float, repeats: int, envs: int, envs_large: int,
              "engine, factored, weights changing every step": vec_step(churn, clear=True),
              f"engine, {envs_large} games": vec_step(big),
              f"engine, {envs_large} games, factored": vec_step(big_fast),
+             "engine, factored, bfloat16": vec_step(half),
+             f"engine, {envs_large} games, factored, bfloat16": vec_step(big_half),
              "engine, no network": free_step}
     timed_paths = {"engine": vec, "engine, factored": fast}
     best = {k: 0.0 for k in paths}
@@ -151,13 +213,14 @@ def measure(game: str, seconds: float, repeats: int, envs: int, envs_large: int,
             else:
                 r = _rate(fn, seconds)
             best[name] = max(best[name], r)
-    runs = [(k, fast_actor, envs) for k in range(1, actors + 1) for fast_actor in (False, True)]
+    runs = [(k, fast_actor, envs, "float32") for k in range(1, actors + 1)
+            for fast_actor in (False, True)]
     if actors:
-        runs.append((actors, True, envs_large))
-    for k, fast_actor, n in runs:
+        runs += [(actors, True, envs_large, "float32"), (actors, True, envs_large, "bfloat16")]
+    for k, fast_actor, n, dtype in runs:
         pool = ActorPool(game, {}, vec.net, vec.opp_net, actors=k, n=n, seed=5,
                          eps=exploration_rates(vec.cfg.eps, vec.cfg.eps_alpha, n),
-                         scale=1.0, pool_frac=0.0, batch=512, fast=fast_actor)
+                         scale=1.0, pool_frac=0.0, batch=512, fast=fast_actor, dtype=dtype)
         try:
             got = None
             while got is None:  # the actors' start-up (spawned processes import everything)
@@ -175,11 +238,13 @@ def measure(game: str, seconds: float, repeats: int, envs: int, envs_large: int,
                         dec += g[0]
                 rates.append(dec / (time.perf_counter() - t0))
             name = (f"engine, {k} actor process{'es' if k > 1 else ''}" + (f", {n} games" if n != envs else "")
-                    + (", factored" if fast_actor else ""))
+                    + (", factored" if fast_actor else "") + (f", {dtype}" if dtype != "float32" else ""))
             best[name] = max(rates)
         finally:
             pool.close()
-    return {"rates": best, "forward_share": {k: float(np.median(v)) for k, v in share.items()}}
+    ceiling = network_ceiling(fast, 50, seconds, repeats)
+    return {"rates": best, "forward_share": {k: float(np.median(v)) for k, v in share.items()},
+            "ceiling": ceiling}
 
 
 def main(argv=None) -> int:
@@ -199,7 +264,8 @@ def main(argv=None) -> int:
              f"{os.cpu_count()} CPUs, load average {os.getloadavg()[0]:.1f} at the start, "
              f"{time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}.", "",
              "Network: train.dmc's default `QNet` (hidden 512,256,256,128), the same weights on every "
-             "path, one torch thread, CPU; "
+             "path, one torch thread, CPU; float32 unless `bfloat16` is said (`--act-dtype "
+             "bfloat16`: the layers after the first); "
              f"{a.envs} games unless said; best of {a.repeats} interleaved repeats of {a.seconds:g} s.", ""]
     for game in a.games.split(","):
         print(f"[selfplay bench] {game}", file=sys.stderr, flush=True)
@@ -213,6 +279,20 @@ def main(argv=None) -> int:
                       f"self-play time with `QNet.forward`, {100 * fs['engine, factored']:.0f}% with the "
                       f"factored scorer ({a.envs} games). Load average after {game}: "
                       f"{os.getloadavg()[0]:.1f}.", ""]
+        c = res["ceiling"]
+        cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
+        lines += [f"Ceiling of the network: {c['rows_per_decision']:.1f} scored actions and "
+                  f"{c['flops_per_decision'] / 1e6:.2f} Mflop per decision at the least (the body "
+                  f"on every scored action, the first layer over {c['nnz_per_position']:.0f} nonzero "
+                  f"inputs per position); this machine runs the body's matmuls at "
+                  f"{c['gflops_float32']:.1f} Gflop/s in float32 and {c['gflops_bfloat16']:.1f} in "
+                  f"bfloat16 on one thread ({c['rows_per_step']} rows a batch), so even if nothing "
+                  f"else cost time one core reaches at most {c['ceiling_float32']:,.0f} decisions/s "
+                  f"with this network in float32 ({cores} cores: {cores * c['ceiling_float32']:,.0f}, "
+                  f"{cores * c['ceiling_float32'] / base:.1f}x the lockstep rate) and "
+                  f"{c['ceiling_bfloat16']:,.0f} in bfloat16 ({cores} cores: "
+                  f"{cores * c['ceiling_bfloat16']:,.0f}, {cores * c['ceiling_bfloat16'] / base:.1f}x); "
+                  f"10x the lockstep rate is {10 * base:,.0f}.", ""]
     write_report(lines, a.out)
     return 0
 

@@ -261,3 +261,16 @@ def test_shipped_network_only_weights_play_every_decision(name):
             offered.update(game.block_of(int(x)) for x in legal)
     # card play and, where the game has them, the other decisions (bids, ...)
     assert "play" in kinds and len(kinds) >= min(2, len(offered)), (kinds, offered)
+
+
+def test_act_dtype_bfloat16_plays_and_bad_values_are_refused(tmp_path):
+    t = DMC(_cfg(tmp_path / "a", game="wakeng", max_updates=2, envs=8, hidden=(16,), batch=64,
+                 act_dtype="bfloat16"))
+    res = t.run()
+    assert res["updates"] == 2 and res["games"] > 0
+    assert t._score.dtype == torch.bfloat16 and t._opp_score.dtype == torch.bfloat16
+    assert next(t.net.parameters()).dtype == torch.float32  # the learner stays float32
+    with pytest.raises(ValueError, match="act_dtype must be one of"):
+        DMC(_cfg(tmp_path / "b", act_dtype="float16"))
+    with pytest.raises(ValueError, match="needs the vector engine"):
+        DMC(_cfg(tmp_path / "c", act_dtype="bfloat16", engine="lockstep"))

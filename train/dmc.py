@@ -19,7 +19,10 @@ drives any :class:`cardenvs.core.game.Game` through its methods (``new_state``, 
   learns; the run is then not bit-reproducible (the batches' order depends on timing).
   ``--backend ray`` runs the actors as Ray core actors instead (:mod:`train.ray_actors`: one
   machine or a cluster, ``--ray-address``).  ``--engine lockstep`` is the former path, kept as the comparison baseline: the games
-  stepped one by one from Python (``Game.legal``/``step``/``encode`` per game).
+  stepped one by one from Python (``Game.legal``/``step``/``encode`` per game).  ``--act-dtype bfloat16`` scores
+  self-play's moves with the layers after the first in bfloat16 (:class:`FactoredScorer`;
+  the learner stays float32): on CPUs with bfloat16 dot products (AVX512-BF16, AMX) the
+  matmuls run about 3x as fast (``benchmarks/selfplay.md``); on others it is slower.
 * **Warm start** (``--init FILE``): the network starts from the weights of a ``train.dmc``
   weight file of the same shape (e.g. a shipped network-only agent) and trains with its
   reward scale; the exported file's ``train_minutes`` counts this run only.
@@ -106,6 +109,17 @@ _SEED_MAX = 2**62
 # ---------------------------------------------------------------------------------------------
 # configuration
 # ---------------------------------------------------------------------------------------------
+#: the values of ``Config.act_dtype`` / ``--act-dtype``: the dtype self-play scores in
+ACT_DTYPES = ("float32", "bfloat16")
+
+
+def act_dtype(name: str):
+    """The torch dtype of an :data:`ACT_DTYPES` name (``ValueError`` for another)."""
+    if name not in ACT_DTYPES:
+        raise ValueError(f"act_dtype must be one of {', '.join(ACT_DTYPES)}, got {name!r}")
+    return getattr(torch, name)
+
+
 @dataclass
 class Config:
     """Every setting of a run (stored in the checkpoint)."""
@@ -149,6 +163,7 @@ class Config:
     init: Optional[str] = None
     backend: str = "process"
     ray_address: Optional[str] = None
+    act_dtype: str = "float32"
 
     def eval_interval_s(self) -> float:
         return eval_interval_s(self.minutes, self.eval_minutes, 6.0)
@@ -184,6 +199,9 @@ def _check_config(cfg: Config) -> None:
         raise ValueError(f"engine must be 'vector' or 'lockstep', got {cfg.engine!r}")
     if not isinstance(cfg.actors, int) or cfg.actors < 0:
         raise ValueError(f"actors must be an int >= 0, got {cfg.actors!r}")
+    act_dtype(cfg.act_dtype)
+    if cfg.act_dtype != "float32" and cfg.engine != "vector":
+        raise ValueError(f"act_dtype {cfg.act_dtype!r} needs the vector engine (--engine vector)")
     if cfg.backend not in ("process", "ray"):
         raise ValueError(f"backend must be 'process' or 'ray', got {cfg.backend!r}")
     if cfg.actors and cfg.engine != "vector":
@@ -253,12 +271,19 @@ class FactoredScorer:
         features: ``features(ids) -> [k, feat_dim]`` float32 (``game.action_features``).
         n_actions: the game's action count.
         cache: keep the per-id cache (CPU only; otherwise the action part is ``feats @ W_act``).
+        dtype: :data:`ACT_DTYPES`: the layers after the first in ``"float32"`` (the default),
+            or in ``"bfloat16"`` (weights cast at every call, so they follow the learner's):
+            on a CPU with bfloat16 dot products (AVX512-BF16, AMX) about 3x the matmul rate
+            (``benchmarks/selfplay.md``), scores within about 1% of float32's, slower where the
+            CPU lacks them.  For acting only: the learner trains in float32.
     """
 
     #: :meth:`train.selfplay.SelfPlay.step` passes the action ids
     takes_ids = True
 
-    def __init__(self, net: QNet, features, n_actions: int, cache: bool = True):
+    def __init__(self, net: QNet, features, n_actions: int, cache: bool = True,
+                 dtype: str = "float32"):
+        self.dtype = act_dtype(dtype)
         self.net, self.features = net, features
         self.rows = _trained.ActionRows(n_actions, net.layers[0].out_features) if cache else None
         self._key: Optional[tuple] = None  # the first layer's weights the copies below are of
@@ -312,9 +337,17 @@ class FactoredScorer:
                     act = (torch.as_tensor(feats) @ self._w_act_t).numpy()
                 h = torch.from_numpy(_trained.factored_first_layer(
                     _as_numpy(obs), self._w_obs, self._b, _as_numpy(owner), act, slots))
-            for layer in net.layers[1:]:
-                h = torch.addmm(layer.bias, h.relu_(), layer.weight.t())
-            return h[:, 0]
+            if self.dtype == torch.float32:
+                for layer in net.layers[1:]:
+                    h = torch.addmm(layer.bias, h.relu_(), layer.weight.t())
+                return h[:, 0]
+            dt = self.dtype
+            h = h.relu_().to(dt)
+            for i, layer in enumerate(net.layers[1:], 2):
+                h = torch.addmm(layer.bias.to(dt), h, layer.weight.t().to(dt))
+                if i < len(net.layers):
+                    h = h.relu_()
+            return h[:, 0].float()
 
 
 def export_weights(net: QNet, path: str, meta: dict, dtype=np.float16) -> None:
@@ -822,7 +855,8 @@ class DMC:
         seed = int(self.rng.integers(_SEED_MAX))
         if cfg.actors:
             kw = dict(actors=cfg.actors, n=cfg.envs, seed=seed % 2**31, eps=self.eps_slot,
-                      scale=self.scale, pool_frac=cfg.pool_frac, batch=cfg.batch)
+                      scale=self.scale, pool_frac=cfg.pool_frac, batch=cfg.batch,
+                      dtype=cfg.act_dtype)
             if cfg.backend == "ray":
                 from .ray_actors import RayActorPool
 
@@ -835,8 +869,9 @@ class DMC:
             return
         self._engine = SelfPlay(self.game, cfg.envs, seed=seed, eps=self.eps_slot, scale=self.scale,
                                 pool_frac=cfg.pool_frac)
-        self._score = torch_scorer(self.net, self.device, game=self.game)
-        self._opp_score = torch_scorer(self.opp_net, self.device, game=self.game)
+        self._score = torch_scorer(self.net, self.device, game=self.game, dtype=cfg.act_dtype)
+        self._opp_score = torch_scorer(self.opp_net, self.device, game=self.game,
+                                       dtype=cfg.act_dtype)
 
     def _stop_engine(self) -> None:
         if getattr(self, "_actors", None) is not None:
@@ -1256,6 +1291,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--engine", default=d.engine, choices=("vector", "lockstep"),
                    help="self-play on the data engine (train.selfplay, default) or the former "
                         "per-game Python loop (the comparison baseline)")
+    p.add_argument("--act-dtype", default=d.act_dtype, choices=ACT_DTYPES,
+                   help="dtype self-play scores in: float32, or bfloat16 for the layers after "
+                        "the first (about 3x the matmul rate on CPUs with AVX512-BF16 or AMX, "
+                        "slower on others; the learner stays float32)")
     p.add_argument("--actors", type=int, default=d.actors,
                    help="self-play in this many separate processes (0: in this process)")
     p.add_argument("--backend", default=d.backend, choices=("process", "ray"),
@@ -1285,7 +1324,7 @@ def config_from_args(a: argparse.Namespace) -> Config:
         teacher_mix=a.teacher_mix, teacher_minutes=a.teacher_minutes, teacher_updates=a.teacher_updates,
         teacher_margin=a.teacher_margin, teacher_margin_weight=a.teacher_margin_weight,
         replay=a.replay, replay_size=a.replay_size, engine=a.engine, actors=a.actors, init=a.init,
-        backend=a.backend, ray_address=a.ray_address)
+        backend=a.backend, ray_address=a.ray_address, act_dtype=a.act_dtype)
 
 
 def main(argv: Optional[Sequence[str]] = None) -> int:

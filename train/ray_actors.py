@@ -36,7 +36,8 @@ class _Actor:
     """The body of a Ray self-play actor (wrapped by ``ray.remote`` in :class:`RayActorPool`)."""
 
     def __init__(self, game: str, options: dict, n: int, seed: int, eps, scale: float,
-                 pool_frac: float, obs_dim: int, feat_dim: int, hidden: tuple):
+                 pool_frac: float, obs_dim: int, feat_dim: int, hidden: tuple,
+                 dtype: str = "float32"):
         import torch
 
         from .dmc import QNet
@@ -47,8 +48,8 @@ class _Actor:
         self.sp = SelfPlay(game, n, seed=seed, eps=eps, scale=scale, pool_frac=pool_frac, **options)
         self.net = QNet(obs_dim, feat_dim, hidden).eval()
         self.opp = QNet(obs_dim, feat_dim, hidden).eval()
-        self.score = torch_scorer(self.net, game=self.sp.game)
-        self.opp_score = torch_scorer(self.opp, game=self.sp.game)
+        self.score = torch_scorer(self.net, game=self.sp.game, dtype=dtype)
+        self.opp_score = torch_scorer(self.opp, game=self.sp.game, dtype=dtype)
         self.has_opp = False
 
     def set_weights(self, state: dict, which: str) -> None:
@@ -83,7 +84,7 @@ class RayActorPool:
 
     def __init__(self, game: str, options: dict, net, opp_net, *, actors: int, n: int, seed: int,
                  eps, scale: float, pool_frac: float, batch: int, address: Optional[str] = None,
-                 sync_seconds: float = 1.0):
+                 sync_seconds: float = 1.0, dtype: str = "float32"):
         import ray
 
         if not ray.is_initialized():
@@ -96,7 +97,7 @@ class RayActorPool:
         eps = np.asarray(eps, np.float64)
         self.actors = [remote.options(runtime_env=env).remote(
             game, options, n, int(seed) * 1000 + i, eps, scale, pool_frac, net.obs_dim, net.feat_dim,
-            tuple(net.hidden)) for i in range(actors)]
+            tuple(net.hidden), dtype) for i in range(actors)]
         self._last_sync = -1e9
         self.publish(net=net, force=True)
         self._inflight = {a.collect.remote(self.batch): a for a in self.actors}

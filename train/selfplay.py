@@ -486,22 +486,31 @@ def _score(fn: PolicyFn, obs: np.ndarray, feats: np.ndarray, owner: np.ndarray, 
     return _as_numpy(fn(obs, feats, owner))
 
 
-def torch_scorer(net, device=None, game=None) -> PolicyFn:
-    """A ``policy_fn`` scoring with a ``train.dmc.QNet`` (no gradients, float32): with
-    ``game`` (and on CPU) a ``train.dmc.FactoredScorer`` (per-id cache of the first layer's
-    action part, fused layers; same scores up to float rounding), else ``net(obs, feats, owner)``."""
+def torch_scorer(net, device=None, game=None, dtype: str = "float32") -> PolicyFn:
+    """A ``policy_fn`` scoring with a ``train.dmc.QNet`` (no gradients): with ``game`` (and
+    on CPU) a ``train.dmc.FactoredScorer`` (per-id cache of the first layer's action part,
+    fused layers; same scores up to float rounding), else ``net(obs, feats, owner)``.
+    ``dtype``: ``"float32"``, or ``"bfloat16"`` for the layers after the first (the factored
+    scorer) or under ``torch.autocast`` (the plain forward): :func:`train.dmc.act_dtype`."""
+    import contextlib
+
     import torch
 
+    from .dmc import act_dtype
+
+    dt = act_dtype(dtype)
     dev = device if device is not None else next(net.parameters()).device
     if game is not None and torch.device(dev).type == "cpu":
         from .dmc import FactoredScorer
 
-        return FactoredScorer(net, game.action_features, game.n_actions)
+        return FactoredScorer(net, game.action_features, game.n_actions, dtype=dtype)
 
     def score(obs, feats, owner):
-        with torch.no_grad():
+        cast = (torch.autocast(torch.device(dev).type, dtype=dt) if dt != torch.float32
+                else contextlib.nullcontext())
+        with torch.no_grad(), cast:
             return net(torch.from_numpy(obs).to(dev), torch.from_numpy(feats).to(dev),
-                       torch.from_numpy(owner).to(dev))
+                       torch.from_numpy(owner).to(dev)).float()
 
     return score
 
@@ -511,7 +520,7 @@ def torch_scorer(net, device=None, game=None) -> PolicyFn:
 # ---------------------------------------------------------------------------------------------
 def _actor_main(idx: int, game: str, options: dict, n: int, seed: int, eps, scale: float,
                 pool_frac: float, batch: int, net, opp_net, version, opp_version, out_q, stop,
-                threads: int, fast: bool = True) -> None:
+                threads: int, fast: bool = True, dtype: str = "float32") -> None:
     """Body of an :class:`ActorPool` process: play with the shared networks, send batches."""
     import copy
 
@@ -527,7 +536,8 @@ def _actor_main(idx: int, game: str, options: dict, n: int, seed: int, eps, scal
     local, local_opp = copy.deepcopy(net).eval(), copy.deepcopy(opp_net).eval()
     seen, seen_opp = -1, -1
     g = sp.game if fast else None
-    score, opp_score = torch_scorer(local, game=g), torch_scorer(local_opp, game=g)
+    score = torch_scorer(local, game=g, dtype=dtype)
+    opp_score = torch_scorer(local_opp, game=g, dtype=dtype)
     pending: list = []
     while not stop.is_set():
         if version.value != seen:
@@ -556,10 +566,12 @@ class ActorPool:
     shared-memory copy of the learner's network (and of its opponent network for pool games);
     :meth:`get` returns ``(obs, act, target)`` batches, :meth:`publish` hands new weights to
     the actors.  Processes are started with ``spawn`` (no state forked from the learner).
-    ``fast``: the actors score with ``train.dmc.FactoredScorer`` (else ``net(...)``)."""
+    ``fast``: the actors score with ``train.dmc.FactoredScorer`` (else ``net(...)``);
+    ``dtype``: the dtype they score in (:func:`torch_scorer`)."""
 
     def __init__(self, game: str, options: dict, net, opp_net, *, actors: int, n: int, seed: int,
-                 eps, scale: float, pool_frac: float, batch: int, threads: int = 1, fast: bool = True):
+                 eps, scale: float, pool_frac: float, batch: int, threads: int = 1, fast: bool = True,
+                 dtype: str = "float32"):
         import copy
 
         import torch.multiprocessing as mp
@@ -576,7 +588,7 @@ class ActorPool:
             p = ctx.Process(target=_actor_main, daemon=True,
                             args=(i, game, options, n, seed * 1000 + i, eps, scale, pool_frac, batch,
                                   self.net, self.opp_net, self.version, self.opp_version,
-                                  self.queue, self.stop, threads, fast))
+                                  self.queue, self.stop, threads, fast, dtype))
             p.start()
             self.procs.append(p)
 
