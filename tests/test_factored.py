@@ -11,8 +11,10 @@ form the factored layer replaces.
   gradient is the concatenation of the two parts');
 * the cache follows the weights: after an Adam step or ``load_state_dict`` the scorer gives
   the new network's scores;
-* the shipped weight files: the agent's cached scores, the torch scorer with the same
-  weights and the Sequential agree, and ``act_batch`` plays the Sequential's argmax;
+* the shipped weight files (every one made for a game's default options): the agent's cached
+  scores, the torch scorer with the same weights and the Sequential agree, and ``act_batch``
+  plays the Sequential's argmax;
+* ``dtype="bfloat16"``: a shipped network's scores near float32's, the same best moves;
 * ``ActionRows``: bad ids are clear errors, eviction at ``max_rows`` keeps scores right, a
   pickled cache comes back empty.
 """
@@ -28,7 +30,8 @@ import pytest
 torch = pytest.importorskip("torch")
 from torch import nn  # noqa: E402
 
-from agents.trained import ActionRows, QNetwork, TrainedAgent, default_weights_path  # noqa: E402
+from agents.trained import (WEIGHTS_DIR, ActionRows, QNetwork, TrainedAgent,  # noqa: E402
+                            default_weights_path)
 from cardenvs import GAMES  # noqa: E402
 from cardenvs.api import make_game  # noqa: E402
 from train.dmc import FactoredScorer, QNet, TorchPolicy, export_weights  # noqa: E402
@@ -155,27 +158,37 @@ def test_the_cache_follows_the_weights():
 
 
 def _shipped():
+    """``(game, path)`` of every shipped weight file made for a game's default options (the
+    ``trained`` agents and the other files beside them)."""
     out = []
-    for name in sorted(GAMES):
-        path = default_weights_path(name)
-        if os.path.exists(path):
-            out.append((name, path))
+    for f in sorted(os.listdir(WEIGHTS_DIR)):
+        meta = QNetwork(os.path.join(WEIGHTS_DIR, f)).meta
+        if f.endswith(".npz") and meta["game"] in GAMES and not meta.get("options"):
+            out.append((meta["game"], os.path.join(WEIGHTS_DIR, f)))
+    assert {default_weights_path(g) for g in GAMES} <= {p for _, p in out}
     return out
 
 
-@pytest.mark.parametrize("name,path", _shipped())
-def test_shipped_weights_score_identically(name, path):
-    game, batches = _positions(name, steps=(1, 6, 15))
-    agent = TrainedAgent(game)
-    qn = agent.net
+def _shipped_net(path: str) -> QNet:
+    """A QNet holding a weight file's arrays (float32 of the stored values), as --init loads them."""
+    qn = QNetwork(path)
     net = QNet(qn.obs_dim, qn.feat_dim, [len(qn.b0)] + [w.shape[1] for w, _ in qn.layers[:-1]])
-    with torch.no_grad():  # the file's arrays (float32 of the stored values), as --init loads them
+    with torch.no_grad():
         first = net.layers[0]
         first.weight.copy_(torch.from_numpy(np.concatenate([qn.w_obs, qn.w_act]).T.copy()))
         first.bias.copy_(torch.from_numpy(qn.b0))
         for layer, (w, b) in zip(net.layers[1:], qn.layers):
             layer.weight.copy_(torch.from_numpy(w.T.copy()))
             layer.bias.copy_(torch.from_numpy(b))
+    return net
+
+
+@pytest.mark.parametrize("name,path", _shipped())
+def test_shipped_weights_score_identically(name, path):
+    game, batches = _positions(name, steps=(1, 6, 15))
+    agent = TrainedAgent(game, weights=path)
+    qn = agent.net
+    net = _shipped_net(path)
     seq = _sequential(net)
     scorer = FactoredScorer(net, game.action_features, game.n_actions)
     for obs, feats, owner, ids in batches:
@@ -230,19 +243,6 @@ def test_action_rows_errors_eviction_and_pickle():
     assert back.used == 0 and back.max_rows == 12 and (back.slot == -1).all()
 
 
-def _shipped_net(game, path: str) -> QNet:
-    """A QNet holding a shipped weight file's arrays."""
-    qn = QNetwork(path)
-    net = QNet(qn.obs_dim, qn.feat_dim, [len(qn.b0)] + [w.shape[1] for w, _ in qn.layers[:-1]])
-    with torch.no_grad():
-        first = net.layers[0]
-        first.weight.copy_(torch.from_numpy(np.concatenate([qn.w_obs, qn.w_act]).T.copy()))
-        first.bias.copy_(torch.from_numpy(qn.b0))
-        for layer, (w, b) in zip(net.layers[1:], qn.layers):
-            layer.weight.copy_(torch.from_numpy(w.T.copy()))
-            layer.bias.copy_(torch.from_numpy(b))
-    return net
-
 
 @pytest.mark.parametrize("name", ["doudizhu", "wulong"])
 def test_bfloat16_scores_stay_near_float32(name):
@@ -253,8 +253,7 @@ def test_bfloat16_scores_stay_near_float32(name):
     from train.selfplay import torch_scorer
 
     game, batches = _positions(name, steps=(1, 6, 15))
-    net = _shipped_net(game, os.path.join(os.path.dirname(default_weights_path(name)),
-                                          f"{name}_network.npz"))
+    net = _shipped_net(os.path.join(WEIGHTS_DIR, f"{name}_network.npz"))
     seq = _sequential(net)
     half = FactoredScorer(net, game.action_features, game.n_actions, dtype="bfloat16")
     plain_half = torch_scorer(net, dtype="bfloat16")
