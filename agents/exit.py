@@ -12,9 +12,9 @@ The network guides the search in two ways:
   mean return among the candidates (the network then only widens the search).
 
 Weights: ``trained+search:PATH`` (e.g. the ``GAME.npz`` of ``python -m train.exit``), by
-default the ``trained`` agent's shipped weights (:func:`agents.trained.default_weights_path`).  With ``record=True`` each searched
-decision leaves its candidates and their mean returns in :attr:`ExitSearchAgent.last` (the
-expert-iteration trainer's policy targets).
+default the ``trained`` agent's shipped weights (:func:`agents.trained.default_weights_path`).
+With ``record=True`` each searched decision leaves its candidates and their mean returns in
+:attr:`ExitSearchAgent.last` (the expert-iteration trainer's policy targets).
 """
 
 from __future__ import annotations

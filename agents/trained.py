@@ -41,8 +41,8 @@ in torch during training (its cache follows the changing weights).
 Weights for game ``G`` (default options) ship as ``agents/weights/G.npz`` (``rules`` plus a
 learned override) and ``agents/weights/G_network.npz`` (network-only); ``trained`` loads the
 first unless the game's registry record names another file (``GameSpec.trained_weights``):
-Pao De Kuai ships only its network-only file, its ``trained`` (``train.improve``'s override
-never beat ``rules`` there).
+Dou Dizhu's and Pao De Kuai's ``trained`` are their network-only files, stronger than their
+override files (Pao De Kuai ships none: ``train.improve``'s never beat ``rules`` there).
 """
 
 from __future__ import annotations

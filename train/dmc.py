@@ -18,11 +18,12 @@ drives any :class:`cardenvs.core.game.Game` through its methods (``new_state``, 
   shared-memory copies of the network refreshed after every update) and this process only
   learns; the run is then not bit-reproducible (the batches' order depends on timing).
   ``--backend ray`` runs the actors as Ray core actors instead (:mod:`train.ray_actors`: one
-  machine or a cluster, ``--ray-address``).  ``--engine lockstep`` is the former path, kept as the comparison baseline: the games
-  stepped one by one from Python (``Game.legal``/``step``/``encode`` per game).  ``--act-dtype bfloat16`` scores
-  self-play's moves with the layers after the first in bfloat16 (:class:`FactoredScorer`;
-  the learner stays float32): on CPUs with bfloat16 dot products (AVX512-BF16, AMX) the
-  matmuls run about 3x as fast (``benchmarks/selfplay.md``); on others it is slower.
+  machine or a cluster, ``--ray-address``).  ``--engine lockstep`` is the former path, kept as
+  the comparison baseline: the games stepped one by one from Python
+  (``Game.legal``/``step``/``encode`` per game).  ``--act-dtype bfloat16`` scores self-play's
+  moves with the layers after the first in bfloat16 (:class:`FactoredScorer`; the learner
+  stays float32): on CPUs with bfloat16 dot products (AVX512-BF16, AMX) the matmuls run about
+  3x as fast (``benchmarks/selfplay.md``); on others it is slower.
 * **Warm start** (``--init FILE``): the network starts from the weights of a ``train.dmc``
   weight file of the same shape (e.g. a shipped network-only agent) and trains with its
   reward scale; the exported file's ``train_minutes`` counts this run only.
