@@ -82,8 +82,10 @@ def test_duplicate_returns_match_a_game_by_game_replay(tmp_path):
     assert not np.allclose(net + (n - 1) * opp, 0)  # not zero-sum: diff is its own number
 
 
-def test_actor_process_feeds_the_learner(tmp_path):
-    t = DMC(_cfg(tmp_path, game="wakeng", max_updates=5, envs=16, hidden=(32,), batch=128, actors=1))
+@pytest.mark.parametrize("act_dtype", ["float32", "bfloat16"])
+def test_actor_process_feeds_the_learner(tmp_path, act_dtype):
+    t = DMC(_cfg(tmp_path, game="wakeng", max_updates=5, envs=16, hidden=(32,), batch=128, actors=1,
+                 act_dtype=act_dtype))
     res = t.run()
     assert res["updates"] == 5 and res["samples"] >= 5 * 128 and res["games"] > 0
     assert t._actors is None  # closed at the end of the run
