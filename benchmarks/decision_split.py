@@ -42,15 +42,16 @@ VARIANTS = {
 }
 
 
-def write_variant(src: str, dst: str, margins: dict) -> str:
-    """Copy the weight file ``src`` to ``dst`` as a ``rules``-prior file with ``margins``."""
+def write_variant(src: str, dst: str, margins: dict, extra: Optional[dict] = None) -> str:
+    """Copy the weight file ``src`` to ``dst`` as a ``rules``-prior file with ``margins``
+    (``extra``: more metadata, e.g. how the file was made)."""
     from agents.trained import QNetwork
 
     net = QNetwork(src)  # the loader's checks
     if net.meta.get("prior"):
         raise ValueError(f"{src!r} already plays with the prior {net.meta['prior']!r}: give a "
                          f"network-only file")
-    meta = dict(net.meta, mode="prior", prior="rules", prior_margins=margins)
+    meta = dict(net.meta, mode="prior", prior="rules", prior_margins=margins, **(extra or {}))
     with np.load(src, allow_pickle=False) as z:
         arrays = {k: z[k] for k in z.files if k != "meta"}
     arrays["meta"] = np.frombuffer(json.dumps(meta, sort_keys=True).encode(), np.uint8)
