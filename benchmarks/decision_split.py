@@ -27,7 +27,6 @@ passes instead, or makes another card play (a lead or a follow).
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import tempfile
 from typing import Optional, Sequence
@@ -45,7 +44,7 @@ VARIANTS = {
 def write_variant(src: str, dst: str, margins: dict, extra: Optional[dict] = None) -> str:
     """Copy the weight file ``src`` to ``dst`` as a ``rules``-prior file with ``margins``
     (``extra``: more metadata, e.g. how the file was made)."""
-    from agents.trained import QNetwork
+    from agents.trained import QNetwork, save_weights
 
     net = QNetwork(src)  # the loader's checks
     if net.meta.get("prior"):
@@ -53,9 +52,9 @@ def write_variant(src: str, dst: str, margins: dict, extra: Optional[dict] = Non
                          f"network-only file")
     meta = dict(net.meta, mode="prior", prior="rules", prior_margins=margins, **(extra or {}))
     with np.load(src, allow_pickle=False) as z:
-        arrays = {k: z[k] for k in z.files if k != "meta"}
-    arrays["meta"] = np.frombuffer(json.dumps(meta, sort_keys=True).encode(), np.uint8)
-    np.savez_compressed(dst, **arrays)
+        dtype = z["w_obs"].dtype  # stored as the source is (its values come back exactly)
+    layers = [(np.concatenate([net.w_obs, net.w_act]), net.b0), *net.layers]
+    save_weights(dst, layers, net.obs_dim, meta, dtype=dtype)
     return dst
 
 

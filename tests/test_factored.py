@@ -162,8 +162,10 @@ def _shipped():
     ``trained`` agents and the other files beside them)."""
     out = []
     for f in sorted(os.listdir(WEIGHTS_DIR)):
+        if not f.endswith(".npz"):
+            continue
         meta = QNetwork(os.path.join(WEIGHTS_DIR, f)).meta
-        if f.endswith(".npz") and meta["game"] in GAMES and not meta.get("options"):
+        if meta["game"] in GAMES and not meta.get("options"):
             out.append((meta["game"], os.path.join(WEIGHTS_DIR, f)))
     assert {default_weights_path(g) for g in GAMES} <= {p for _, p in out}
     return out
@@ -173,13 +175,7 @@ def _shipped_net(path: str) -> QNet:
     """A QNet holding a weight file's arrays (float32 of the stored values), as --init loads them."""
     qn = QNetwork(path)
     net = QNet(qn.obs_dim, qn.feat_dim, [len(qn.b0)] + [w.shape[1] for w, _ in qn.layers[:-1]])
-    with torch.no_grad():
-        first = net.layers[0]
-        first.weight.copy_(torch.from_numpy(np.concatenate([qn.w_obs, qn.w_act]).T.copy()))
-        first.bias.copy_(torch.from_numpy(qn.b0))
-        for layer, (w, b) in zip(net.layers[1:], qn.layers):
-            layer.weight.copy_(torch.from_numpy(w.T.copy()))
-            layer.bias.copy_(torch.from_numpy(b))
+    net.load_numpy(qn)
     return net
 
 
