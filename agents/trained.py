@@ -19,7 +19,11 @@ Weight file format (``.npz``, written by :func:`save_weights`, read by :func:`lo
   per position instead of once per legal action);
 * ``w_1, b_1, ..., w_L, b_L``: the following layers (ReLU between layers, none after the last;
   ``w_L`` has one output column, the score);
-* ``meta``: UTF-8 JSON (as ``uint8``): ``game``, ``options``, ``obs_dim``, ``feat_dim``,
+* optional ``w_ctx`` ``[ctx_dim, h0]``: the first layer's rows of the *context* inputs, values
+  that depend on the position and the action together (``meta["context"]`` names them, an
+  entry of :data:`agents.context.CONTEXTS`, e.g. ``"plan"``: the hand planner's cost of what
+  each play leaves); ``h0`` then adds ``ctx @ w_ctx``, computed per (position, action) pair;
+* ``meta``: UTF-8 JSON (as ``uint8``): ``game``, ``options``, ``obs_dim``, ``feat_dim``, ``ctx_dim``,
   ``hidden``, ``reward_scale`` (scores are returns times this), ``format`` (= 1) and training
   notes.  Arrays may be stored as float16; they are computed in float32.  Optional:
   ``prior`` (a registered agent name) and ``prior_margins`` (``{"play": m, "other": m,
@@ -42,7 +46,9 @@ Weights for game ``G`` (default options) ship as ``agents/weights/G.npz`` (``rul
 learned override) and ``agents/weights/G_network.npz`` (network-only); ``trained`` loads the
 first unless the game's registry record names another file (``GameSpec.trained_weights``):
 Dou Dizhu's and Pao De Kuai's ``trained`` are their network-only files, stronger than their
-override files (Pao De Kuai ships none: ``train.improve``'s never beat ``rules`` there).
+override files (Pao De Kuai ships none: ``train.improve``'s never beat ``rules`` there).  The
+network-only files of Lanxi Wulong, Wakeng and Da Niangniang take the ``"plan"`` context
+inputs (:mod:`agents.context`), which the agent computes at every decision.
 """
 
 from __future__ import annotations
@@ -73,35 +79,50 @@ def default_weights_path(game: str) -> str:
 
 
 def save_weights(path: str, layers: list[tuple[np.ndarray, np.ndarray]], obs_dim: int,
-                 meta: dict[str, Any], dtype=np.float16) -> None:
+                 meta: dict[str, Any], dtype=np.float16, ctx_dim: int = 0) -> None:
     """Write an MLP as a weight file.
 
     Args:
         path: the ``.npz`` file to write (its directory is created).
         layers: ``(W, b)`` per linear layer, ``W`` of shape ``[in, out]``; the first layer's
-            input is the observation (first ``obs_dim`` rows of ``W``) then the action features.
+            input is the observation (first ``obs_dim`` rows of ``W``), then the action
+            features, then ``ctx_dim`` context inputs (last rows).
         obs_dim: the observation size.
-        meta: JSON-serialisable metadata (``game``, ``options``, ``reward_scale``...).
+        meta: JSON-serialisable metadata (``game``, ``options``, ``reward_scale``...; with
+            ``ctx_dim``, ``context``: the context's name).
         dtype: storage dtype of the arrays (float16 halves the file).
+        ctx_dim: the number of context inputs (module docstring; 0: none).
     """
     if not layers:
         raise ValueError("an MLP needs at least one layer")
     w0, b0 = layers[0]
-    if not 0 < obs_dim < w0.shape[0]:
-        raise ValueError(f"obs_dim={obs_dim} must split the first layer's {w0.shape[0]} inputs")
+    ctx_dim = int(ctx_dim)
+    if ctx_dim < 0 or (ctx_dim and not meta.get("context")):
+        raise ValueError(f"ctx_dim={ctx_dim}: context inputs need a context name in meta['context']")
+    if not 0 < obs_dim < w0.shape[0] - ctx_dim:
+        raise ValueError(f"obs_dim={obs_dim} and ctx_dim={ctx_dim} must split the first layer's "
+                         f"{w0.shape[0]} inputs")
     if layers[-1][0].shape[1] != 1:
         raise ValueError("the last layer must have one output (the score)")
+    n_in = w0.shape[0]
     arrays = {
         "w_obs": np.asarray(w0[:obs_dim], dtype),
-        "w_act": np.asarray(w0[obs_dim:], dtype),
+        "w_act": np.asarray(w0[obs_dim:n_in - ctx_dim], dtype),
         "b_0": np.asarray(b0, dtype),
     }
+    if ctx_dim:
+        arrays["w_ctx"] = np.asarray(w0[n_in - ctx_dim:], dtype)
     for i, (w, b) in enumerate(layers[1:], 1):
         arrays[f"w_{i}"] = np.asarray(w, dtype)
         arrays[f"b_{i}"] = np.asarray(b, dtype)
     meta = dict(meta)
-    meta.update(format=FORMAT, obs_dim=int(obs_dim), feat_dim=int(w0.shape[0] - obs_dim),
+    meta.update(format=FORMAT, obs_dim=int(obs_dim), feat_dim=int(n_in - obs_dim - ctx_dim),
                 hidden=[int(w.shape[1]) for w, _ in layers[:-1]])
+    if ctx_dim:
+        meta["ctx_dim"] = ctx_dim
+    else:
+        meta.pop("ctx_dim", None)
+        meta.pop("context", None)
     arrays["meta"] = np.frombuffer(json.dumps(meta, sort_keys=True).encode(), np.uint8)
     os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
     tmp = path + ".tmp.npz"
@@ -174,6 +195,8 @@ class QNetwork:
             self.w_obs = z["w_obs"].astype(np.float32)
             self.w_act = z["w_act"].astype(np.float32)
             self.b0 = z["b_0"].astype(np.float32)
+            self.w_ctx = (z["w_ctx"].astype(np.float32) if "w_ctx" in z.files
+                          else np.zeros((0, self.b0.shape[0]), np.float32))
             self.layers = []
             i = 1
             while f"w_{i}" in z.files:
@@ -181,29 +204,68 @@ class QNetwork:
                 i += 1
         self.obs_dim = self.w_obs.shape[0]
         self.feat_dim = self.w_act.shape[0]
+        #: the number of context inputs and the context's name (0 and ``None``: none)
+        self.ctx_dim = self.w_ctx.shape[0]
+        self.context: Optional[str] = self.meta.get("context") if self.ctx_dim else None
+        if self.ctx_dim and (not self.context or self.meta.get("ctx_dim") != self.ctx_dim):
+            raise ValueError(f"{path!r} has {self.ctx_dim} context inputs but its metadata names "
+                             f"context {self.meta.get('context')!r} of {self.meta.get('ctx_dim')}")
 
-    def scores(self, obs: np.ndarray, feats: np.ndarray) -> np.ndarray:
-        """Scores (float32 ``[k]``) of ``k`` actions (``feats [k, feat_dim]``) in one position."""
+    def first_weight(self) -> np.ndarray:
+        """The first layer's whole weight ``[obs_dim + feat_dim + ctx_dim, h0]`` (the inputs'
+        order of :func:`save_weights`)."""
+        return np.concatenate([self.w_obs, self.w_act, self.w_ctx])
+
+    def layer_list(self) -> list[tuple[np.ndarray, np.ndarray]]:
+        """``(W [in, out], b)`` per layer, as :func:`save_weights` takes them."""
+        return [(self.first_weight(), self.b0), *self.layers]
+
+    def _ctx_part(self, ctx: Optional[np.ndarray], m: int) -> Optional[np.ndarray]:
+        """``ctx @ w_ctx`` for ``m`` actions (``None`` without context inputs)."""
+        if not self.ctx_dim:
+            return None
+        if ctx is None:
+            raise ValueError(f"this network takes {self.ctx_dim} context inputs "
+                             f"({self.context!r}) per action: pass ctx")
+        ctx = np.asarray(ctx, np.float32)
+        if ctx.shape != (m, self.ctx_dim):
+            raise ValueError(f"ctx of shape {ctx.shape}; expected ({m}, {self.ctx_dim})")
+        return ctx @ self.w_ctx
+
+    def scores(self, obs: np.ndarray, feats: np.ndarray, ctx: Optional[np.ndarray] = None) -> np.ndarray:
+        """Scores (float32 ``[k]``) of ``k`` actions (``feats [k, feat_dim]``; ``ctx [k,
+        ctx_dim]`` for a network with context inputs) in one position."""
         h = np.asarray(obs, np.float32) @ self.w_obs + self.b0
-        return self._body(h[None, :] + np.asarray(feats, np.float32) @ self.w_act)
+        h = h[None, :] + np.asarray(feats, np.float32) @ self.w_act
+        c = self._ctx_part(ctx, len(h))
+        return self._body(h if c is None else h + c)
 
-    def scores_batch(self, obs: np.ndarray, feats: np.ndarray, owner: np.ndarray) -> np.ndarray:
+    def scores_batch(self, obs: np.ndarray, feats: np.ndarray, owner: np.ndarray,
+                     ctx: Optional[np.ndarray] = None) -> np.ndarray:
         """Scores of many positions' actions: ``obs [n, obs_dim]``, ``feats [m, feat_dim]``,
-        ``owner [m]`` = the position (row of ``obs``) each action belongs to."""
+        ``owner [m]`` = the position (row of ``obs``) each action belongs to (``ctx`` as in
+        :meth:`scores`)."""
         h = np.asarray(obs, np.float32) @ self.w_obs + self.b0
-        return self._body(h[owner] + np.asarray(feats, np.float32) @ self.w_act)
+        h = h[owner] + np.asarray(feats, np.float32) @ self.w_act
+        c = self._ctx_part(ctx, len(h))
+        return self._body(h if c is None else h + c)
 
     def scores_ids(self, obs: np.ndarray, ids: np.ndarray, owner: np.ndarray, rows: "ActionRows",
-                   features) -> np.ndarray:
-        """:meth:`scores_batch` of the actions ``ids`` (``owner`` as there), the first layer's
-        action part ``features(id) @ w_act`` taken from the per-id cache ``rows`` (computed
-        for the ids not in it yet; ``features(ids) -> [k, feat_dim]``, e.g.
+                   features, ctx: Optional[np.ndarray] = None) -> np.ndarray:
+        """:meth:`scores_batch` of the actions ``ids`` (``owner`` and ``ctx`` as there), the
+        first layer's action part ``features(id) @ w_act`` taken from the per-id cache
+        ``rows`` (computed for the ids not in it yet; ``features(ids) -> [k, feat_dim]``, e.g.
         ``game.action_features``).  Equal to :meth:`scores_batch` up to float rounding."""
+        c = self._ctx_part(ctx, len(ids))
         compute = lambda u: np.asarray(features(u), np.float32) @ self.w_act  # noqa: E731
         slots = rows.take(ids, compute)
         if slots is None:  # more distinct ids than the cache holds
-            return self._body(factored_first_layer(obs, self.w_obs, self.b0, owner, compute(ids)))
-        return self._body(factored_first_layer(obs, self.w_obs, self.b0, owner, rows.rows, slots))
+            h = factored_first_layer(obs, self.w_obs, self.b0, owner, compute(ids))
+        else:
+            h = factored_first_layer(obs, self.w_obs, self.b0, owner, rows.rows, slots)
+        if c is not None:
+            h += c
+        return self._body(h)
 
     def action_rows(self, n_actions: int) -> "ActionRows":
         """An empty per-id cache of this network's first-layer action part (for :meth:`scores_ids`)."""
@@ -331,6 +393,12 @@ class TrainedAgent(Agent):
             raise ValueError(f"agent 'trained' cannot play {name} with {self.path!r}: {reason}")
         self._obs = np.zeros(game.layout.size, np.float32)
         self._rows = self.net.action_rows(game.n_actions)  # the weights never change: kept
+        #: the network's context inputs (:mod:`agents.context`), ``None`` when it takes none
+        self.context = None
+        if self.net.ctx_dim:
+            from .context import make_context
+
+            self.context = make_context(self.net.context, game)
         self.prior = None
         self.margins = prior_margins(self.net.meta)
         prior = self.net.meta.get("prior")
@@ -359,8 +427,14 @@ class TrainedAgent(Agent):
     def scores(self, obs: np.ndarray, legal: np.ndarray) -> np.ndarray:
         """Q scores of the ``legal`` action ids in the position ``obs``."""
         legal = np.asarray(legal)
-        return self.net.scores_ids(np.asarray(obs, np.float32)[None, :], legal,
-                                   np.zeros(len(legal), np.int64), self._rows, self.game.action_features)
+        obs = np.asarray(obs, np.float32)[None, :]
+        owner = np.zeros(len(legal), np.int64)
+        return self.net.scores_ids(obs, legal, owner, self._rows, self.game.action_features,
+                                   self._ctx(obs, legal, owner))
+
+    def _ctx(self, obs: np.ndarray, ids: np.ndarray, owner: np.ndarray) -> Optional[np.ndarray]:
+        """The context inputs of the actions (``None`` for a network without them)."""
+        return None if self.context is None else self.context(obs, ids, owner)
 
     def act(self, observation: dict, legal: Optional[np.ndarray] = None,
             info: Optional[dict] = None) -> int:
@@ -392,7 +466,8 @@ class TrainedAgent(Agent):
         if (sizes == 0).any():
             raise ValueError("no legal action to choose from in some row of the batch")
         if self.prior is None:
-            q = self.net.scores_ids(observations, ids, rows, self._rows, self.game.action_features)
+            q = self.net.scores_ids(observations, ids, rows, self._rows, self.game.action_features,
+                                    self._ctx(observations, ids, rows))
             return ids[segment_argmax(q, sizes)].astype(np.int64)
         out = np.asarray(self.prior.act_batch(observations, masks), np.int64).copy()
         margin = action_margins(ids, sizes, self.game.pass_id, self.margins, out)
@@ -401,7 +476,8 @@ class TrainedAgent(Agent):
             keep = np.isin(rows, ask)
             sub_rows = np.searchsorted(ask, rows[keep])
             q = self.net.scores_ids(observations[ask], ids[keep], sub_rows, self._rows,
-                                    self.game.action_features)
+                                    self.game.action_features,
+                                    self._ctx(observations[ask], ids[keep], sub_rows))
             out[ask] = choose_with_prior(q, ids[keep], sizes[ask], out[ask], margin[keep])
         return out
 
@@ -419,6 +495,15 @@ def _mismatch(net: QNetwork, game) -> Optional[str]:
     if (net.obs_dim, net.feat_dim) != (size, feat):
         return (f"the weights expect observations of {net.obs_dim} and action features of "
                 f"{net.feat_dim}; this game has {size} and {feat}")
+    if net.ctx_dim:
+        from .context import CONTEXTS
+
+        if net.context not in CONTEXTS:
+            return (f"the weights take the context {net.context!r}, unknown here (known: "
+                    f"{', '.join(sorted(CONTEXTS))})")
+        if CONTEXTS[net.context].dim != net.ctx_dim:
+            return (f"the weights take {net.ctx_dim} inputs of context {net.context!r}, which "
+                    f"has {CONTEXTS[net.context].dim}")
     return None
 
 

@@ -2,6 +2,7 @@
 legal actions, then ``QNetwork.scores``: dense observation part, action part per legal action)
 against the factored one (``TrainedAgent.scores``: observation part over its nonzero entries,
 action part cached per id), interleaved on the same positions, for every shipped weight file.
+Both paths compute the context inputs of a network that takes them (``agents/context.py``).
 
 Usage (from the repository root)::
 
@@ -63,8 +64,13 @@ def main(argv=None) -> int:
         g, net = agent.game, agent.net
         P = positions(g.info.name, a.positions, meta.get("options"))
 
+        def ctx(o, ids):  # a network with context inputs (agents/context.py) needs them on both paths
+            if agent.context is None:
+                return None
+            return agent.context(o[None, :], ids, np.zeros(len(ids), np.int64))
+
         def former():
-            return [net.scores(o, g.action_features(ids)) for o, ids in P]
+            return [net.scores(o, g.action_features(ids), ctx(o, ids)) for o, ids in P]
 
         def factored():
             return [agent.scores(o, ids) for o, ids in P]

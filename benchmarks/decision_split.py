@@ -53,8 +53,7 @@ def write_variant(src: str, dst: str, margins: dict, extra: Optional[dict] = Non
     meta = dict(net.meta, mode="prior", prior="rules", prior_margins=margins, **(extra or {}))
     with np.load(src, allow_pickle=False) as z:
         dtype = z["w_obs"].dtype  # stored as the source is (its values come back exactly)
-    layers = [(np.concatenate([net.w_obs, net.w_act]), net.b0), *net.layers]
-    save_weights(dst, layers, net.obs_dim, meta, dtype=dtype)
+    save_weights(dst, net.layer_list(), net.obs_dim, meta, dtype=dtype, ctx_dim=net.ctx_dim)
     return dst
 
 

@@ -349,11 +349,11 @@ def test_trained_weights_are_the_files_the_registry_names():
         assert prior is not None and os.path.basename(prior.path) == f"{name}_network.npz"
     former = make_agent(f"trained:{os.path.join(WEIGHTS_DIR, 'doudizhu.npz')}", "doudizhu")
     assert not former.network_only and former.prior is not None  # rules + learned bidding
-    # Wakeng's trained: rules, overridden by the network-only agent's weights where rules passes
+    # Wakeng's trained: rules, overridden by the former network-only agent's weights (no
+    # context inputs) where rules passes; the network-only file is now a context network
     wk = make_agent("trained", "wakeng")
     assert wk.prior is not None and wk.margins == (np.inf, np.inf, 0.0)
-    with np.load(wk.path) as a, np.load(os.path.join(WEIGHTS_DIR, "wakeng_network.npz")) as b:
-        assert set(a.files) == set(b.files)
-        for k in a.files:
-            if k != "meta":
-                np.testing.assert_array_equal(a[k], b[k])
+    assert wk.context is None and "former wakeng_network.npz" in wk.net.meta["derived_from"]
+    net = make_agent(f"trained:{os.path.join(WEIGHTS_DIR, 'wakeng_network.npz')}", "wakeng")
+    assert net.network_only and net.context is not None and net.context.name == "plan"
+    assert net.net.meta["data"] == wk.net.meta["data"] == ["dw_search_dag3"]

@@ -237,25 +237,75 @@ def collect(game: str, teacher: str, deals: int, out: str, *, options: Optional[
 # ---------------------------------------------------------------------------------------------
 # fit
 # ---------------------------------------------------------------------------------------------
+def _progress(items, desc: str):
+    """``items`` under a tqdm bar on stderr."""
+    from tqdm import tqdm
+
+    return tqdm(items, desc=desc, unit="shard", file=sys.stderr, dynamic_ncols=True)
+
+
+def context_path(shard: str, context: str) -> str:
+    """Where the context inputs of a shard's legal actions are kept: beside the shard,
+    ``shard_NNNNNN.ctx_<context>.npy`` (float16 ``[len(legal), ctx_dim]``)."""
+    return f"{shard[:-len('.npz')]}.ctx_{context}.npy"
+
+
+def shard_context(shard: str, context, game=None) -> np.ndarray:
+    """The context inputs of every legal action of a shard (float16, one row per entry of
+    its ``legal``), read from :func:`context_path` or computed with ``context`` (an
+    :mod:`agents.context` object of the shard's game) and written there atomically."""
+    path = context_path(shard, context.name)
+    with np.load(shard) as z:
+        n_legal = len(z["legal"])
+        if os.path.exists(path):
+            arr = np.load(path)
+            if arr.shape == (n_legal, context.dim):
+                return arr
+        obs, legal, sizes = z["obs"].astype(np.float32), z["legal"], z["sizes"]
+    owner = np.repeat(np.arange(len(sizes)), sizes)
+    arr = context(obs, legal, owner).astype(np.float16)
+    tmp = path + ".tmp.npy"
+    np.save(tmp, arr)
+    os.replace(tmp, path)
+    return arr
+
+
 class Decisions:
     """The shards of a collection in memory: observations, legal ids (concatenated, with the
-    offset of each decision) and the teacher's actions."""
+    offset of each decision) and the teacher's actions; with a ``context`` (an
+    :mod:`agents.context` object), ``ctx``: the context inputs of every legal id (kept beside
+    each shard once computed, :func:`shard_context`)."""
 
-    def __init__(self, paths: Sequence[str]):
+    def __init__(self, paths: Sequence[str], context=None, progress: bool = False):
         if not paths:
             raise ValueError("no shards to read")
-        obs, legal, sizes, action = [], [], [], []
-        for p in paths:
+        obs, legal, sizes, action, ctx = [], [], [], [], []
+        todo = [p for p in paths if context is not None
+                and not os.path.exists(context_path(p, context.name))]
+        if todo:
+            print(f"[distill] computing the {context.name!r} context inputs of {len(todo)} "
+                  f"shards (kept beside them)", file=sys.stderr, flush=True)
+        for p in (_progress(paths, "context") if todo and progress else paths):
             with np.load(p) as z:
                 obs.append(z["obs"])
                 legal.append(z["legal"])
                 sizes.append(z["sizes"])
                 action.append(z["action"])
+            if context is not None:
+                ctx.append(shard_context(p, context))
         self.obs = np.concatenate(obs)
         self.legal = np.concatenate(legal)
         self.sizes = np.concatenate(sizes)
         self.action = np.concatenate(action)
+        self.ctx = np.concatenate(ctx) if context is not None else None
         self.start = np.concatenate([[0], np.cumsum(self.sizes)[:-1]]).astype(np.int64)
+
+    def legal_of(self, a: int, b: int) -> tuple[np.ndarray, Optional[np.ndarray]]:
+        """The legal ids of decisions ``a .. b-1``, concatenated, and their context inputs
+        (float32; ``None`` without a context)."""
+        lo, hi = self.start[a], self.start[b - 1] + self.sizes[b - 1]
+        ctx = None if self.ctx is None else self.ctx[lo:hi].astype(np.float32)
+        return self.legal[lo:hi], ctx
 
     def __len__(self) -> int:
         return len(self.action)
@@ -273,22 +323,28 @@ def split_shards(data: str, holdout: int) -> tuple[list[str], list[str]]:
     return [p for p in paths if p not in held], held
 
 
-def sample_batch(d: Decisions, idx: np.ndarray, negatives: int, rng: np.random.Generator):
+def sample_batch(d: Decisions, idx: np.ndarray, negatives: int, rng: np.random.Generator,
+                 positions: bool = False):
     """For decisions ``idx``: the candidate ids (the teacher's action first, then up to
     ``negatives`` other legal actions), the row of ``idx`` each belongs to and its column
-    there (0: the teacher's)."""
-    ids, owner, col = [], [], []
+    there (0: the teacher's); with ``positions``, also each candidate's index into
+    ``d.legal`` (to look up its context inputs)."""
+    ids, owner, col, pos = [], [], [], []
     for row, i in enumerate(idx):
         lo, k = d.start[i], d.sizes[i]
         legal = d.legal[lo:lo + k]
-        others = legal[legal != d.action[i]]
-        if len(others) > negatives:
-            others = others[rng.choice(len(others), negatives, replace=False)]
+        other = np.flatnonzero(legal != d.action[i])
+        if len(other) > negatives:
+            other = other[rng.choice(len(other), negatives, replace=False)]
         ids.append(d.action[i])
-        ids.extend(others.tolist())
-        owner.extend([row] * (1 + len(others)))
-        col.extend(range(1 + len(others)))
-    return (np.asarray(ids, np.int64), np.asarray(owner, np.int64), np.asarray(col, np.int64))
+        ids.extend(legal[other].tolist())
+        owner.extend([row] * (1 + len(other)))
+        col.extend(range(1 + len(other)))
+        if positions:
+            pos.append(lo + int(np.flatnonzero(legal == d.action[i])[0]))
+            pos.extend((lo + other).tolist())
+    out = (np.asarray(ids, np.int64), np.asarray(owner, np.int64), np.asarray(col, np.int64))
+    return (*out, np.asarray(pos, np.int64)) if positions else out
 
 
 def _choices(policy, d: Decisions, n: int) -> np.ndarray:
@@ -297,8 +353,8 @@ def _choices(policy, d: Decisions, n: int) -> np.ndarray:
     out = []
     for a in range(0, n, 512):
         b = min(n, a + 512)
-        ids = np.concatenate([d.legal[d.start[i]:d.start[i] + d.sizes[i]] for i in range(a, b)])
-        out.append(policy.choose(d.obs[a:b].astype(np.float32), ids, d.sizes[a:b]))
+        ids, ctx = d.legal_of(a, b)
+        out.append(policy.choose(d.obs[a:b].astype(np.float32), ids, d.sizes[a:b], ctx))
     return np.concatenate(out) if out else np.zeros(0, np.int64)
 
 
@@ -350,7 +406,8 @@ def fit(game: str, data, out: Optional[str] = None, *, options: Optional[dict] =
         batch: int = 256, negatives: int = 31, holdout: int = 10, epochs: int = 0,
         seed: int = 0, threads: int = 1, init: Optional[str] = None,
         eval_agents: Sequence[str] = ("rules",), eval_deals: int = 100,
-        weights: Optional[dict] = None, progress: bool = True) -> dict:
+        weights: Optional[dict] = None, context: Optional[str] = None,
+        progress: bool = True) -> dict:
     """Fit a network to the collection in ``data`` (a folder, or several of the same game
     and teacher: e.g. a DAgger round beside the first collection; module docstring); returns
     the weight file's path, the agreements and the counters.
@@ -358,7 +415,12 @@ def fit(game: str, data, out: Optional[str] = None, *, options: Optional[dict] =
     ``weights`` (``{block: w}``, e.g. ``{"take": 4}``) multiplies the loss of the decisions
     whose teacher's action lies in that action block (:func:`block_weights`): for rare kinds
     of decision the network imitates badly.  ``fit.csv`` logs the held-out agreement of each
-    block (``holdout_BLOCK``)."""
+    block (``holdout_BLOCK``).
+
+    ``context`` (e.g. ``"plan"``, :mod:`agents.context`) gives the network context inputs,
+    values per (position, action) such as the hand planner's cost of what a play leaves,
+    computed for every legal action of the shards once and kept beside them; an ``init`` file
+    without them starts the new inputs' weights at zero, one with them sets the context."""
     import torch
 
     from cardenvs.api import make_game
@@ -397,18 +459,29 @@ def fit(game: str, data, out: Optional[str] = None, *, options: Optional[dict] =
         t, h = split_shards(folder, holdout)
         train_paths += t
         held_paths += h
-    tr = Decisions(train_paths)
-    ho = Decisions(held_paths) if held_paths else None
+    if init is not None:  # start from a weight file (its hidden sizes, its context)
+        from cardenvs.arena import agents_module
+
+        init_net = agents_module("trained").QNetwork(init)
+        hidden = tuple(init_net.meta["hidden"])
+        if init_net.context:
+            if context not in (None, init_net.context):
+                raise ValueError(f"--init {init!r} takes the context {init_net.context!r}, not "
+                                 f"{context!r}")
+            context = init_net.context
+    ctx_fn = None
+    if context:
+        from agents.context import make_context
+
+        ctx_fn = make_context(context, g)
+    tr = Decisions(train_paths, ctx_fn, progress)
+    ho = Decisions(held_paths, ctx_fn, progress) if held_paths else None
     w_dec = torch.from_numpy(bw[g.block_indices(tr.action)].astype(np.float32))
     obs_dim, feat_dim = game_dims(g)
     if tr.obs.shape[1] != obs_dim:
         raise ValueError(f"the shards hold observations of {tr.obs.shape[1]} values; {game} "
                          f"with {options} has {obs_dim}")
-    if init is not None:  # start from a weight file (its hidden sizes)
-        from cardenvs.arena import agents_module
-
-        hidden = tuple(agents_module("trained").QNetwork(init).meta["hidden"])
-    net = QNet(obs_dim, feat_dim, hidden)
+    net = QNet(obs_dim, feat_dim, hidden, context=context)
     if init is not None:
         from .exit import load_numpy_weights
 
@@ -456,6 +529,7 @@ def fit(game: str, data, out: Optional[str] = None, *, options: Optional[dict] =
             "data": [os.path.basename(os.path.normpath(f)) for f in folders],
             "decisions": len(tr), "updates": steps, "epochs": epoch, "note": note,
             "init": init, "loss_weights": {b: float(v) for b, v in zip(g.blocks, bw) if v != 1},
+            **({"context": context} if context else {}),
             "train_minutes": round((time.perf_counter() - t0) / 60, 2)})
 
     bar = None
@@ -474,11 +548,12 @@ def fit(game: str, data, out: Optional[str] = None, *, options: Optional[dict] =
                 if stop.signum is not None or time.perf_counter() >= deadline:
                     break
                 idx = perm[a:a + batch]
-                ids, owner, col = sample_batch(tr, idx, negatives, rng)
+                ids, owner, col, pos = sample_batch(tr, idx, negatives, rng, positions=True)
                 obs = torch.from_numpy(tr.obs[idx].astype(np.float32))
                 feats = torch.from_numpy(g.action_features(ids))
                 own = torch.from_numpy(owner)
-                q = net(obs, feats, own)
+                ctx = None if tr.ctx is None else torch.from_numpy(tr.ctx[pos].astype(np.float32))
+                q = net(obs, feats, own, ctx)
                 # cross-entropy of the teacher's action (column 0 of each decision) under the
                 # softmax of the scores over the decision's candidates
                 logits = torch.full((len(idx), negatives + 1), float("-inf"))
@@ -532,8 +607,8 @@ def fit(game: str, data, out: Optional[str] = None, *, options: Optional[dict] =
 # ---------------------------------------------------------------------------------------------
 #: what a weight file's loader reads besides the sizes: equal in every file of an average, and
 #: copied to the average's metadata
-_KIND = ("game", "options", "mode", "prior", "prior_margins", "reward_scale")
-_SAME = _KIND + ("hidden", "obs_dim", "feat_dim")
+_KIND = ("game", "options", "mode", "prior", "prior_margins", "reward_scale", "context")
+_SAME = _KIND + ("hidden", "obs_dim", "feat_dim", "ctx_dim")
 
 
 def average(game: str, paths: Sequence[str], out: str) -> dict:
@@ -569,15 +644,13 @@ def average(game: str, paths: Sequence[str], out: str) -> dict:
     def mean(get):
         return np.mean([get(n) for n in nets], axis=0, dtype=np.float32)
 
-    w0 = np.concatenate([mean(lambda n: n.w_obs), mean(lambda n: n.w_act)], 0)
-    layers = [(w0, mean(lambda n: n.b0))]
-    for i in range(len(nets[0].layers)):
-        layers.append((mean(lambda n: n.layers[i][0]), mean(lambda n: n.layers[i][1])))
+    layers = [(mean(lambda n: n.layer_list()[i][0]), mean(lambda n: n.layer_list()[i][1]))
+              for i in range(len(nets[0].layers) + 1)]
     # the kind and the teacher; save_weights writes the sizes
     meta = {k: first[k] for k in _KIND + ("teacher", "trainer") if k in first}
     meta.update(note=f"the mean of {len(paths)} weight files", averaged=paths,
                 sources=[n.meta for n in nets])
-    save_weights(out, layers, nets[0].obs_dim, meta)
+    save_weights(out, layers, nets[0].obs_dim, meta, ctx_dim=nets[0].ctx_dim)
     return {"weights": out, "averaged": paths}
 
 
@@ -585,6 +658,8 @@ def average(game: str, paths: Sequence[str], out: str) -> dict:
 # command line
 # ---------------------------------------------------------------------------------------------
 def build_parser() -> argparse.ArgumentParser:
+    from agents.context import CONTEXTS
+
     p = argparse.ArgumentParser(prog="python -m train.distill",
                                 description=__doc__.split("\n\n")[0])
     sub = p.add_subparsers(dest="cmd", required=True)
@@ -630,6 +705,10 @@ def build_parser() -> argparse.ArgumentParser:
                    metavar="BLOCK=W",
                    help="loss weight of the decisions whose teacher's action is in this action "
                         "block (e.g. take=4 in niangniang; default 1); repeatable")
+    f.add_argument("--context", default=None, choices=sorted(CONTEXTS),
+                   help="context inputs per (position, action) for the network (agents/context.py;"
+                        " plan: the hand planner's cost of what each play leaves); default: none, "
+                        "or the --init file's")
     f.add_argument("--no-progress", action="store_true")
     v = sub.add_parser("average", help="one weight file, the mean of several (a model soup)")
     v.add_argument("game")
@@ -670,7 +749,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
                       lr=a.lr, batch=a.batch, negatives=a.negatives, holdout=a.holdout,
                       epochs=a.epochs, seed=a.seed, threads=a.threads, init=a.init,
                       eval_agents=parse_names(a.eval_agents), eval_deals=a.eval_deals,
-                      weights=dict(a.weight), progress=not a.no_progress)
+                      weights=dict(a.weight), context=a.context, progress=not a.no_progress)
             last = res["history"][-1] if res["history"] else {}
             print(f"[distill] {a.game}: {res['epochs']} epochs, {res['updates']} updates over "
                   f"{res['decisions']} decisions; agreement with the teacher: train "

@@ -221,16 +221,30 @@ class QNet(nn.Module):
     position ``owner[j]``.
     """
 
-    def __init__(self, obs_dim: int, feat_dim: int, hidden: Sequence[int]):
+    def __init__(self, obs_dim: int, feat_dim: int, hidden: Sequence[int],
+                 context: Optional[str] = None):
         super().__init__()
+        from agents.context import context_dim
+
         self.obs_dim, self.feat_dim, self.hidden = int(obs_dim), int(feat_dim), tuple(int(h) for h in hidden)
-        sizes = [self.obs_dim + self.feat_dim, *self.hidden, 1]
+        #: the context inputs (:mod:`agents.context`): their name and number (``None``, 0: none)
+        self.context = context or None
+        self.ctx_dim = context_dim(self.context)
+        sizes = [self.obs_dim + self.feat_dim + self.ctx_dim, *self.hidden, 1]
         self.layers = nn.ModuleList(nn.Linear(a, b) for a, b in zip(sizes[:-1], sizes[1:]))
 
-    def forward(self, obs: torch.Tensor, feats: torch.Tensor, owner: torch.Tensor) -> torch.Tensor:
+    def forward(self, obs: torch.Tensor, feats: torch.Tensor, owner: torch.Tensor,
+                ctx: Optional[torch.Tensor] = None) -> torch.Tensor:
+        """Scores ``[m]``; ``ctx [m, ctx_dim]``: the context inputs, for a network with them."""
         first = self.layers[0]
-        h = F.linear(obs, first.weight[:, :self.obs_dim], first.bias)[owner]
-        h = h + F.linear(feats, first.weight[:, self.obs_dim:])
+        D, DF = self.obs_dim, self.obs_dim + self.feat_dim
+        h = F.linear(obs, first.weight[:, :D], first.bias)[owner]
+        h = h + F.linear(feats, first.weight[:, D:DF])
+        if self.ctx_dim:
+            if ctx is None:
+                raise ValueError(f"this network takes {self.ctx_dim} context inputs "
+                                 f"({self.context!r}) per action: pass ctx")
+            h = h + F.linear(ctx, first.weight[:, DF:])
         for layer in self.layers[1:]:
             h = layer(torch.relu(h))
         return h[:, 0]
@@ -242,8 +256,12 @@ class QNet(nn.Module):
 
     def load_numpy(self, qn) -> None:
         """Copy the layers of an :class:`agents.trained.QNetwork` (a weight file read back)
-        into this network, which must have its sizes: the inverse of :meth:`numpy_layers`."""
-        layers = [(np.concatenate([qn.w_obs, qn.w_act]), qn.b0), *qn.layers]
+        into this network, which must have its sizes: the inverse of :meth:`numpy_layers`.
+        A file without context inputs fills a network with them, their weights set to zero."""
+        layers = qn.layer_list()
+        if self.ctx_dim and not qn.ctx_dim:
+            w0, b0 = layers[0]
+            layers[0] = (np.concatenate([w0, np.zeros((self.ctx_dim, w0.shape[1]), w0.dtype)]), b0)
         with torch.no_grad():
             for m, (w, b) in zip(self.layers, layers):
                 m.weight.copy_(torch.from_numpy(np.ascontiguousarray(w.T)))
@@ -265,7 +283,9 @@ class FactoredScorer:
     * ``torch.inference_mode``, fused bias (``addmm``) and in-place ReLU, one batched
       matmul per layer over every action of the call.
 
-    On a GPU the first layer is the two matmuls of :meth:`QNet.forward` (no cache).
+    On a GPU the first layer is the two matmuls of :meth:`QNet.forward` (no cache).  A network
+    with context inputs (:attr:`QNet.ctx_dim`) needs ``context`` (``context(obs, ids, owner)
+    -> [m, ctx_dim]``, :func:`agents.context.make_context`) and the ids at every call.
 
     Args:
         net: the network (its current weights are used at every call).
@@ -283,9 +303,11 @@ class FactoredScorer:
     takes_ids = True
 
     def __init__(self, net: QNet, features, n_actions: int, cache: bool = True,
-                 dtype: str = "float32"):
+                 dtype: str = "float32", context=None):
         self.dtype = act_dtype(dtype)
-        self.net, self.features = net, features
+        if getattr(net, "ctx_dim", 0) and context is None:
+            raise ValueError(f"the network takes the context {net.context!r}: give context=")
+        self.net, self.features, self.context = net, features, context
         self.rows = _trained.ActionRows(n_actions, net.layers[0].out_features) if cache else None
         self._key: Optional[tuple] = None  # the first layer's weights the copies below are of
         self._w_obs = self._w_act_t = self._b = None
@@ -300,9 +322,10 @@ class FactoredScorer:
         if key != self._key:
             if self.rows is not None:
                 self.rows.clear()
-            D = self.net.obs_dim
+            D, DF = self.net.obs_dim, self.net.obs_dim + self.net.feat_dim
             self._w_obs = w[:, :D].detach().t().contiguous().numpy()  # [D, H]
-            self._w_act_t = w[:, D:].detach().t()
+            self._w_act_t = w[:, D:DF].detach().t()
+            self._w_ctx_t = w[:, DF:].detach().t()
             self._b = first.bias.detach().numpy()
             self._key = key
 
@@ -311,15 +334,24 @@ class FactoredScorer:
         the row of ``obs [n, O]`` each belongs to), as :meth:`QNet.forward`."""
         net = self.net
         first, D = net.layers[0], net.obs_dim
+        DF = D + net.feat_dim
         dev = first.weight.device
+        ctx = None
+        if getattr(net, "ctx_dim", 0):
+            if ids is None:
+                raise ValueError("a network with context inputs is scored by action ids")
+            ctx = torch.from_numpy(np.ascontiguousarray(
+                self.context(_as_numpy(obs), np.asarray(ids), _as_numpy(owner)), np.float32))
         with torch.inference_mode():
             if dev.type != "cpu":
                 w = first.weight
                 if feats is None:
                     feats = np.ascontiguousarray(self.features(np.asarray(ids)), np.float32)
-                h = torch.as_tensor(feats, device=dev) @ w[:, D:].t()
+                h = torch.as_tensor(feats, device=dev) @ w[:, D:DF].t()
                 o = torch.as_tensor(obs, device=dev)
                 h += torch.addmm(first.bias, o, w[:, :D].t()).index_select(0, torch.as_tensor(owner, device=dev))
+                if ctx is not None:
+                    h += ctx.to(dev) @ w[:, DF:].t()
             else:
                 self._refresh()
 
@@ -338,6 +370,8 @@ class FactoredScorer:
                     act = (torch.as_tensor(feats) @ self._w_act_t).numpy()
                 h = torch.from_numpy(_trained.factored_first_layer(
                     _as_numpy(obs), self._w_obs, self._b, _as_numpy(owner), act, slots))
+                if ctx is not None:
+                    h += ctx @ self._w_ctx_t
             if self.dtype == torch.float32:
                 for layer in net.layers[1:]:
                     h = torch.addmm(layer.bias, h.relu_(), layer.weight.t())
@@ -353,7 +387,9 @@ class FactoredScorer:
 
 def export_weights(net: QNet, path: str, meta: dict, dtype=np.float16) -> None:
     """Write ``net`` as an :mod:`agents.trained` weight file."""
-    save_weights(path, net.numpy_layers(), net.obs_dim, meta, dtype=dtype)
+    if net.ctx_dim:
+        meta = dict(meta, context=net.context)
+    save_weights(path, net.numpy_layers(), net.obs_dim, meta, dtype=dtype, ctx_dim=net.ctx_dim)
 
 
 class TorchPolicy:
@@ -362,22 +398,36 @@ class TorchPolicy:
 
     def __init__(self, game, net: QNet, device: torch.device, fast: bool = True):
         self.game, self.net, self.device = game, net, device
-        self.scorer = FactoredScorer(net, game.action_features, game.n_actions) if fast else None
+        #: the network's context inputs (:mod:`agents.context`), ``None`` without them
+        self.context = None
+        if getattr(net, "ctx_dim", 0):
+            from agents.context import make_context
+
+            self.context = make_context(net.context, game)
+        self.scorer = (FactoredScorer(net, game.action_features, game.n_actions,
+                                      context=self.context) if fast else None)
 
     @torch.no_grad()
-    def scores(self, obs: np.ndarray, ids: np.ndarray, sizes: np.ndarray) -> np.ndarray:
-        """Q of the concatenated legal ids ``ids`` of positions ``obs`` (``sizes`` per position)."""
+    def scores(self, obs: np.ndarray, ids: np.ndarray, sizes: np.ndarray,
+               ctx: Optional[np.ndarray] = None) -> np.ndarray:
+        """Q of the concatenated legal ids ``ids`` of positions ``obs`` (``sizes`` per
+        position); ``ctx``: their context inputs when already computed (else computed here for
+        a network that takes them)."""
         dev = self.device
         owner = np.repeat(np.arange(len(sizes)), sizes)
-        if self.scorer is not None and next(self.net.parameters()).device.type == "cpu":
+        if self.context is not None and ctx is None:
+            ctx = self.context(obs, ids, owner)
+        if self.scorer is not None and next(self.net.parameters()).device.type == "cpu" and ctx is None:
             return _as_numpy(self.scorer(obs, None, owner, ids)).astype(np.float32, copy=False)
         feats = torch.from_numpy(self.game.action_features(ids)).to(dev)
-        q = self.net(torch.from_numpy(obs).to(dev), feats, torch.from_numpy(owner).to(dev))
+        c = None if ctx is None else torch.from_numpy(np.asarray(ctx, np.float32)).to(dev)
+        q = self.net(torch.from_numpy(obs).to(dev), feats, torch.from_numpy(owner).to(dev), c)
         return q.float().cpu().numpy()
 
-    def choose(self, obs: np.ndarray, ids: np.ndarray, sizes: np.ndarray) -> np.ndarray:
-        """The argmax-Q action id of each position."""
-        return ids[segment_argmax(self.scores(obs, ids, sizes), sizes)]
+    def choose(self, obs: np.ndarray, ids: np.ndarray, sizes: np.ndarray,
+               ctx: Optional[np.ndarray] = None) -> np.ndarray:
+        """The argmax-Q action id of each position (``ctx`` as in :meth:`scores`)."""
+        return ids[segment_argmax(self.scores(obs, ids, sizes, ctx), sizes)]
 
 
 # ---------------------------------------------------------------------------------------------
@@ -623,6 +673,9 @@ class DMC:
         if net.meta.get("prior"):
             raise ValueError(f"--init {path!r}: the file overrides the {net.meta['prior']!r} agent "
                              f"(its scores are advantages over it, not Q values)")
+        if net.ctx_dim:
+            raise ValueError(f"--init {path!r}: the network takes the context {net.context!r} "
+                             f"(agents/context.py), which train.dmc's self-play does not compute")
         if list(net.meta.get("hidden", [])) != list(self.cfg.hidden):
             raise ValueError(f"--init {path!r}: hidden sizes {net.meta.get('hidden')} differ from "
                              f"--hidden {list(self.cfg.hidden)}")

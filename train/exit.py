@@ -122,11 +122,17 @@ def _check(cfg: ExitConfig) -> None:
 
 def load_numpy_weights(net: QNet, path: str) -> dict:
     """Copy an :mod:`agents.trained` weight file (e.g. a shipped ``agents/weights/GAME.npz``)
-    into ``net``, which must have its sizes; returns the file's metadata."""
+    into ``net``, which must have its sizes; returns the file's metadata.  A file without
+    context inputs may start a network with them (their weights start at zero: the same
+    scores as the file's); one with them needs a network of the same context."""
     QNetwork = agents_module("trained").QNetwork
     qn = QNetwork(path)
-    shapes = [(qn.w_obs.shape[0] + qn.w_act.shape[0], qn.w_obs.shape[1]),
-              *(tuple(w.shape) for w, _ in qn.layers)]
+    ctx_dim = getattr(net, "ctx_dim", 0)
+    if qn.ctx_dim and (qn.ctx_dim != ctx_dim or qn.context != getattr(net, "context", None)):
+        raise ValueError(f"{path!r} takes {qn.ctx_dim} inputs of context {qn.context!r}; the "
+                         f"network takes {ctx_dim} of {getattr(net, 'context', None)!r}")
+    shapes = [tuple(w.shape) for w, _ in qn.layer_list()]
+    shapes[0] = (shapes[0][0] + ctx_dim - qn.ctx_dim, shapes[0][1])
     want = [(m.in_features, m.out_features) for m in net.layers]
     if shapes != want:
         raise ValueError(f"{path!r} holds layers {shapes}; the network has {want} (give the "

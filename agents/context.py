@@ -1,0 +1,145 @@
+"""Context features: inputs of a Q network that depend on the hand *and* the action.
+
+A network of :mod:`agents.trained` sees the position as the observation vector and each
+legal action as a feature row of its own (``game.action_features(id)``): the action's row
+does not depend on the hand it is played from, so how a play changes what the hand can do
+next (the turns the rest of the hand needs, the jokers the play uses) is a function the
+network must learn from card planes.  A *context* computes such quantities per (position,
+action) pair and hands them to the network as extra inputs of its first layer (the weight
+file's ``w_ctx`` rows; ``meta["context"]`` names the context).  The network still makes every
+decision: the context is an input, not a fallback.
+
+Contexts (:data:`CONTEXTS`):
+
+* ``"plan"`` (:class:`PlanContext`): the rule-based agent's hand planner
+  (:mod:`agents.planner`) evaluated on the hand left after each card play.  Seven values
+  per card play, all zero for the pass and every other kind of action:
+
+  0. the change of the plan's cost (turns still needed to empty the hand) the play makes,
+     clipped to [-4, 4] and divided by 4 (0 for a play that empties the hand);
+  1. 1 when the play empties the hand;
+  2. the wild jokers the play takes (stand-ins and jokers played as themselves), / 4;
+  3. 1 when the play leaves a hand that can make no play (Lanxi Wulong's lone 3s, a lone
+     joker in Da Niangniang);
+  4. 1 when no combination of the cards not seen beats the play (a sure winner);
+  5. the plan's cost of the hand before the play, clipped to [0, 20], / 20;
+  6. the plan's cost of the hand left, clipped to [0, 20], / 20 (0 when it empties the hand).
+
+  Any game with a rules part (``agents.rules.PARTS``) has it.
+"""
+
+from __future__ import annotations
+
+from typing import Optional
+
+import numpy as np
+
+from .base import as_game
+
+PLAN_DIM = 7
+
+
+class PlanContext:
+    """The ``"plan"`` context of ``game`` (module docstring): ``ctx(obs, ids, owner)`` ->
+    ``float32 [m, 7]`` for ``m`` actions ``ids``, action ``j`` in the position ``obs[owner[j]]``.
+
+    Deterministic (a function of the observation and the action only); pickles.
+    """
+
+    name = "plan"
+    dim = PLAN_DIM
+
+    def __init__(self, game):
+        from .rules import RulesAgent
+
+        game = as_game(game)
+        reason = RulesAgent.unsupported(game)
+        if reason is not None:
+            raise ValueError(f"context 'plan' needs the rules agent's planner: {reason}")
+        self.game = game
+        self.agent = RulesAgent(game, seed=0)
+        self.T = int(game.pass_id)
+
+    def __getstate__(self) -> dict:
+        return {"game": self.game}
+
+    def __setstate__(self, state: dict) -> None:
+        self.__init__(state["game"])
+
+    def position(self, obs: np.ndarray, ids: np.ndarray) -> np.ndarray:
+        """The features ``[len(ids), 7]`` of the actions ``ids`` in one position ``obs``."""
+        ids = np.asarray(ids, np.int64)
+        out = np.zeros((len(ids), PLAN_DIM), np.float32)
+        sel = np.flatnonzero(ids < self.T)
+        if sel.size:
+            obs = np.asarray(obs, np.float32)
+            part = self.agent.part
+            out[sel] = self.features(part.hand(obs), part.view(obs).others, ids[sel])
+        return out
+
+    def features(self, hand: np.ndarray, others: np.ndarray, rows: np.ndarray) -> np.ndarray:
+        """The features ``[len(rows), 7]`` of the card plays ``rows`` (play-table rows) from
+        ``hand`` (rank counts) with ``others`` (rank counts of the cards not seen) unseen."""
+        a = self.agent
+        hand = np.ascontiguousarray(hand, np.int64)
+        others = np.ascontiguousarray(others, np.int64)
+        rows = np.asarray(rows, np.int64)
+        out = np.zeros((len(rows), PLAN_DIM), np.float32)
+        if len(rows) == 0:
+            return out
+        sel = slice(None)
+        now = a.cost(hand)
+        after = a.costs_after(hand, rows)
+        out_ = a.tab.ncards[rows] == int(hand.sum())
+        sure = np.array([a.sure_winner(int(r), others) for r in rows], np.float32)
+        dead = (after >= a.lone - 1e-9) & ~out_ if a.lone >= 0 else np.zeros(len(rows), np.bool_)
+        delta = np.where(out_, 0.0, np.clip(after - now, -4.0, 4.0) / 4.0)
+        out[sel, 0] = delta
+        out[sel, 1] = out_
+        out[sel, 2] = a._deficits(hand, rows) / 4.0
+        out[sel, 3] = dead
+        out[sel, 4] = sure
+        out[sel, 5] = min(max(now, 0.0), 20.0) / 20.0
+        out[sel, 6] = np.where(out_, 0.0, np.clip(after, 0.0, 20.0) / 20.0)
+        return out
+
+    def __call__(self, obs: np.ndarray, ids: np.ndarray, owner: np.ndarray) -> np.ndarray:
+        obs = np.asarray(obs, np.float32)
+        ids = np.asarray(ids, np.int64)
+        owner = np.asarray(owner, np.int64)
+        if obs.ndim != 2:
+            raise ValueError(f"observations of shape {obs.shape}; expected (n, obs_dim)")
+        if ids.shape != owner.shape or ids.ndim != 1:
+            raise ValueError(f"ids {ids.shape} and owner {owner.shape} must be 1-d of one length")
+        out = np.zeros((len(ids), PLAN_DIM), np.float32)
+        if len(ids) == 0:
+            return out
+        if owner.min() < 0 or owner.max() >= len(obs):
+            raise ValueError("owner out of range")
+        if ids.min() < 0 or ids.max() >= self.game.n_actions:
+            raise ValueError(f"action ids must lie in [0, {self.game.n_actions})")
+        order = np.argsort(owner, kind="stable")
+        bounds = np.flatnonzero(np.diff(owner[order])) + 1
+        for grp in np.split(order, bounds):
+            out[grp] = self.position(obs[owner[grp[0]]], ids[grp])
+        return out
+
+
+#: context name -> class (``cls(game)``, with ``dim`` and ``__call__(obs, ids, owner)``)
+CONTEXTS = {"plan": PlanContext}
+
+
+def context_dim(name: Optional[str]) -> int:
+    """The number of inputs the context ``name`` adds (0 for ``None``)."""
+    if not name:
+        return 0
+    if name not in CONTEXTS:
+        raise ValueError(f"unknown context {name!r}; known: {', '.join(sorted(CONTEXTS))}")
+    return int(CONTEXTS[name].dim)
+
+
+def make_context(name: str, game):
+    """The context ``name`` (:data:`CONTEXTS`) of ``game``."""
+    if name not in CONTEXTS:
+        raise ValueError(f"unknown context {name!r}; known: {', '.join(sorted(CONTEXTS))}")
+    return CONTEXTS[name](game)
