@@ -31,7 +31,9 @@ Two steps, each a subcommand (run from the repository root), and a third to comb
   ``eval.png``).  ``--minutes`` bounds the fit (evaluations aside); SIGTERM / Ctrl-C stop it
   after the current step, with the weights it has then written.
   The weights (``OUT/GAME.npz``, ``"mode": "network"``: every decision is the network's) play
-  as ``trained:OUT/GAME.npz``.
+  as ``trained:OUT/GAME.npz``.  ``--context plan`` adds context inputs per (position, card
+  play) to the network (``agents/context.py``: the hand planner's view of what each play
+  leaves), computed once per shard and kept beside it (``shard_NNNNNN.ctx_plan.npy``).
 
 * ``average``: one weight file, the mean of the weights of several fits of the game (a model
   soup: :func:`average`), e.g. of two successive DAgger rounds' fits::
