@@ -87,23 +87,30 @@ class PlanContext:
         out = np.zeros((len(rows), PLAN_DIM), np.float32)
         if len(rows) == 0:
             return out
-        sel = slice(None)
+        if rows.min() < 0 or rows.max() >= self.T:
+            raise ValueError(f"card plays are play-table rows in [0, {self.T}); got "
+                             f"{int(rows.min())}..{int(rows.max())}")
+        if hand.shape != others.shape or hand.ndim != 1:
+            raise ValueError(f"hand {hand.shape} and others {others.shape} must be rank counts "
+                             f"of one length")
         now = a.cost(hand)
         after = a.costs_after(hand, rows)
         out_ = a.tab.ncards[rows] == int(hand.sum())
         sure = np.array([a.sure_winner(int(r), others) for r in rows], np.float32)
         dead = (after >= a.lone - 1e-9) & ~out_ if a.lone >= 0 else np.zeros(len(rows), np.bool_)
         delta = np.where(out_, 0.0, np.clip(after - now, -4.0, 4.0) / 4.0)
-        out[sel, 0] = delta
-        out[sel, 1] = out_
-        out[sel, 2] = a._deficits(hand, rows) / 4.0
-        out[sel, 3] = dead
-        out[sel, 4] = sure
-        out[sel, 5] = min(max(now, 0.0), 20.0) / 20.0
-        out[sel, 6] = np.where(out_, 0.0, np.clip(after, 0.0, 20.0) / 20.0)
+        out[:, 0] = delta
+        out[:, 1] = out_
+        out[:, 2] = a._deficits(hand, rows) / 4.0
+        out[:, 3] = dead
+        out[:, 4] = sure
+        out[:, 5] = min(max(now, 0.0), 20.0) / 20.0
+        out[:, 6] = np.where(out_, 0.0, np.clip(after, 0.0, 20.0) / 20.0)
         return out
 
     def __call__(self, obs: np.ndarray, ids: np.ndarray, owner: np.ndarray) -> np.ndarray:
+        """The features ``[m, 7]`` of the actions ``ids [m]``, action ``j`` in the position
+        ``obs[owner[j]]`` (``obs [n, obs_dim]``)."""
         obs = np.asarray(obs, np.float32)
         ids = np.asarray(ids, np.int64)
         owner = np.asarray(owner, np.int64)

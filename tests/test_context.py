@@ -112,6 +112,9 @@ def test_context_registry_and_errors():
         ctx(np.zeros((1, g.layout.size), np.float32), np.zeros(2, np.int64), np.zeros(1, np.int64))
     with pytest.raises(ValueError, match="action ids must lie"):
         ctx(np.zeros((1, g.layout.size), np.float32), np.array([g.n_actions]), np.zeros(1, np.int64))
+    d = g.deck
+    with pytest.raises(ValueError, match="play-table rows"):
+        ctx.features(d.parse("33"), d.parse("44"), np.array([g.pass_id]))
     back = pickle.loads(pickle.dumps(ctx))
     assert back.game.info.name == "doudizhu" and back.dim == PLAN_DIM
 

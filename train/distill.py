@@ -473,9 +473,9 @@ def fit(game: str, data, out: Optional[str] = None, *, options: Optional[dict] =
             context = init_net.context
     ctx_fn = None
     if context:
-        from agents.context import make_context
+        from cardenvs.arena import agents_module
 
-        ctx_fn = make_context(context, g)
+        ctx_fn = agents_module("context").make_context(context, g)
     tr = Decisions(train_paths, ctx_fn, progress)
     ho = Decisions(held_paths, ctx_fn, progress) if held_paths else None
     w_dec = torch.from_numpy(bw[g.block_indices(tr.action)].astype(np.float32))
@@ -626,7 +626,9 @@ def average(game: str, paths: Sequence[str], out: str) -> dict:
     keys, the first file's ``teacher`` and ``trainer``, ``averaged`` (the paths) and
     ``sources`` (each file's own metadata, with its data, epochs and commands).
     Returns ``{"weights": out, "averaged": [...]}``."""
-    from agents.trained import QNetwork, save_weights
+    from cardenvs.arena import agents_module
+
+    QNetwork, save_weights = agents_module("trained").QNetwork, agents_module("trained").save_weights
 
     if isinstance(paths, (str, os.PathLike)):
         raise TypeError("paths must be a list of weight files, not one path")
@@ -660,7 +662,9 @@ def average(game: str, paths: Sequence[str], out: str) -> dict:
 # command line
 # ---------------------------------------------------------------------------------------------
 def build_parser() -> argparse.ArgumentParser:
-    from agents.context import CONTEXTS
+    from cardenvs.arena import agents_module
+
+    CONTEXTS = agents_module("context").CONTEXTS
 
     p = argparse.ArgumentParser(prog="python -m train.distill",
                                 description=__doc__.split("\n\n")[0])

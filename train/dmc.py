@@ -224,7 +224,7 @@ class QNet(nn.Module):
     def __init__(self, obs_dim: int, feat_dim: int, hidden: Sequence[int],
                  context: Optional[str] = None):
         super().__init__()
-        from agents.context import context_dim
+        context_dim = agents_module("context").context_dim
 
         self.obs_dim, self.feat_dim, self.hidden = int(obs_dim), int(feat_dim), tuple(int(h) for h in hidden)
         #: the context inputs (:mod:`agents.context`): their name and number (``None``, 0: none)
@@ -401,9 +401,7 @@ class TorchPolicy:
         #: the network's context inputs (:mod:`agents.context`), ``None`` without them
         self.context = None
         if getattr(net, "ctx_dim", 0):
-            from agents.context import make_context
-
-            self.context = make_context(net.context, game)
+            self.context = agents_module("context").make_context(net.context, game)
         self.scorer = (FactoredScorer(net, game.action_features, game.n_actions,
                                       context=self.context) if fast else None)
 
