@@ -252,20 +252,19 @@ def context_path(shard: str, context: str) -> str:
     return f"{shard[:-len('.npz')]}.ctx_{context}.npy"
 
 
-def shard_context(shard: str, context, game=None) -> np.ndarray:
+def shard_context(shard: str, context, obs: np.ndarray, legal: np.ndarray,
+                  sizes: np.ndarray) -> np.ndarray:
     """The context inputs of every legal action of a shard (float16, one row per entry of
-    its ``legal``), read from :func:`context_path` or computed with ``context`` (an
-    :mod:`agents.context` object of the shard's game) and written there atomically."""
+    its ``legal``; ``obs``, ``legal``, ``sizes``: the shard's arrays), read from
+    :func:`context_path` or computed with ``context`` (an :mod:`agents.context` object of the
+    shard's game) and written there atomically."""
     path = context_path(shard, context.name)
-    with np.load(shard) as z:
-        n_legal = len(z["legal"])
-        if os.path.exists(path):
-            arr = np.load(path)
-            if arr.shape == (n_legal, context.dim):
-                return arr
-        obs, legal, sizes = z["obs"].astype(np.float32), z["legal"], z["sizes"]
+    if os.path.exists(path):
+        arr = np.load(path)
+        if arr.shape == (len(legal), context.dim):
+            return arr
     owner = np.repeat(np.arange(len(sizes)), sizes)
-    arr = context(obs, legal, owner).astype(np.float16)
+    arr = context(obs.astype(np.float32), legal, owner).astype(np.float16)
     tmp = path + ".tmp.npy"
     np.save(tmp, arr)
     os.replace(tmp, path)
@@ -294,7 +293,7 @@ class Decisions:
                 sizes.append(z["sizes"])
                 action.append(z["action"])
             if context is not None:
-                ctx.append(shard_context(p, context))
+                ctx.append(shard_context(p, context, obs[-1], legal[-1], sizes[-1]))
         self.obs = np.concatenate(obs)
         self.legal = np.concatenate(legal)
         self.sizes = np.concatenate(sizes)
@@ -426,6 +425,7 @@ def fit(game: str, data, out: Optional[str] = None, *, options: Optional[dict] =
     import torch
 
     from cardenvs.api import make_game
+    from cardenvs.arena import agents_module
 
     from .common import StopSignals, append_csv, game_dims, plot_eval
     from .dmc import QNet, TorchPolicy, evaluate_against, export_weights
@@ -462,8 +462,6 @@ def fit(game: str, data, out: Optional[str] = None, *, options: Optional[dict] =
         train_paths += t
         held_paths += h
     if init is not None:  # start from a weight file (its hidden sizes, its context)
-        from cardenvs.arena import agents_module
-
         init_net = agents_module("trained").QNetwork(init)
         hidden = tuple(init_net.meta["hidden"])
         if init_net.context:
@@ -473,8 +471,6 @@ def fit(game: str, data, out: Optional[str] = None, *, options: Optional[dict] =
             context = init_net.context
     ctx_fn = None
     if context:
-        from cardenvs.arena import agents_module
-
         ctx_fn = agents_module("context").make_context(context, g)
     tr = Decisions(train_paths, ctx_fn, progress)
     ho = Decisions(held_paths, ctx_fn, progress) if held_paths else None
@@ -645,11 +641,10 @@ def average(game: str, paths: Sequence[str], out: str) -> dict:
                 raise ValueError(f"{p!r} has {key}={n.meta.get(key)!r} where {paths[0]!r} has "
                                  f"{first.get(key)!r}: only networks of one kind average")
 
-    def mean(get):
-        return np.mean([get(n) for n in nets], axis=0, dtype=np.float32)
-
-    layers = [(mean(lambda n: n.layer_list()[i][0]), mean(lambda n: n.layer_list()[i][1]))
-              for i in range(len(nets[0].layers) + 1)]
+    layers = []
+    for same in zip(*(n.layer_list() for n in nets)):  # one layer, (W, b) of every file
+        layers.append((np.mean([w for w, _ in same], axis=0, dtype=np.float32),
+                       np.mean([b for _, b in same], axis=0, dtype=np.float32)))
     # the kind and the teacher; save_weights writes the sizes
     meta = {k: first[k] for k in _KIND + ("teacher", "trainer") if k in first}
     meta.update(note=f"the mean of {len(paths)} weight files", averaged=paths,

@@ -329,19 +329,24 @@ class FactoredScorer:
             self._b = first.bias.detach().numpy()
             self._key = key
 
-    def __call__(self, obs, feats, owner, ids: Optional[np.ndarray] = None) -> torch.Tensor:
+    def __call__(self, obs, feats, owner, ids: Optional[np.ndarray] = None,
+                 ctx: Optional[np.ndarray] = None) -> torch.Tensor:
         """Scores ``[m]`` of the ``m`` actions (``feats [m, F]``, or ``ids [m]``; ``owner [m]`` =
-        the row of ``obs [n, O]`` each belongs to), as :meth:`QNet.forward`."""
+        the row of ``obs [n, O]`` each belongs to), as :meth:`QNet.forward`; ``ctx [m,
+        ctx_dim]``: the actions' context inputs when already computed (else computed here from
+        the ids, for a network that takes them)."""
         net = self.net
         first, D = net.layers[0], net.obs_dim
         DF = D + net.feat_dim
         dev = first.weight.device
-        ctx = None
-        if getattr(net, "ctx_dim", 0):
+        if not getattr(net, "ctx_dim", 0):
+            ctx = None
+        elif ctx is None:
             if ids is None:
                 raise ValueError("a network with context inputs is scored by action ids")
-            ctx = torch.from_numpy(np.ascontiguousarray(
-                self.context(_as_numpy(obs), np.asarray(ids), _as_numpy(owner)), np.float32))
+            ctx = self.context(_as_numpy(obs), np.asarray(ids), _as_numpy(owner))
+        if ctx is not None:
+            ctx = torch.from_numpy(np.ascontiguousarray(ctx, np.float32))
         with torch.inference_mode():
             if dev.type != "cpu":
                 w = first.weight
@@ -413,10 +418,10 @@ class TorchPolicy:
         a network that takes them)."""
         dev = self.device
         owner = np.repeat(np.arange(len(sizes)), sizes)
+        if self.scorer is not None and next(self.net.parameters()).device.type == "cpu":
+            return _as_numpy(self.scorer(obs, None, owner, ids, ctx)).astype(np.float32, copy=False)
         if self.context is not None and ctx is None:
             ctx = self.context(obs, ids, owner)
-        if self.scorer is not None and next(self.net.parameters()).device.type == "cpu" and ctx is None:
-            return _as_numpy(self.scorer(obs, None, owner, ids)).astype(np.float32, copy=False)
         feats = torch.from_numpy(self.game.action_features(ids)).to(dev)
         c = None if ctx is None else torch.from_numpy(np.asarray(ctx, np.float32)).to(dev)
         q = self.net(torch.from_numpy(obs).to(dev), feats, torch.from_numpy(owner).to(dev), c)
