@@ -22,8 +22,7 @@ What it measures:
 * **search ms per decision** at the agent's default budget: ``search`` at one seat (the
   ``rules`` agent at the others) over a few deals, decisions with two or more legal actions
   (forced moves cost nothing and are left out), median and 90th percentile; the last column
-  says what the default does in the game (in 4-player Dou Dizhu it plays its prior: no
-  rollouts).
+  says what the default does in the game (PIMC over the ``trained`` prior in every game).
 
 Times are this process's CPU time (``time.process_time``; numba runs one thread), so a busy
 shared machine does not inflate them.  The first call of a game in a process compiles its

@@ -128,7 +128,10 @@ register(GameSpec(
 register(GameSpec(
     "doudizhu4", "doudizhu4_v0", "cardenvs.games.doudizhu:DouDizhu", 4,
     "cardenvs/DouDizhu4-Seat-v0", "docs/rules/doudizhu.md", game_args=(4,),
-    roles=("landlord", "farmer"), default_slots=2048, rules_part="rules:DouDizhuPart"))
+    roles=("landlord", "farmer"), default_slots=2048, rules_part="rules:DouDizhuPart",
+    # the network-only agent with context inputs: +3.09 a deal over `rules`, +0.54 over the
+    # override file doudizhu4.npz head to head
+    trained_weights="doudizhu4_network.npz"))
 register(GameSpec(
     "wakeng", "wakeng_v0", "cardenvs.games.wakeng:Wakeng", 3,
     "cardenvs/Wakeng-Seat-v0", "docs/rules/wakeng.md", roles=("digger", "farmer"),
@@ -147,7 +150,10 @@ register(GameSpec(
     "wulong", "wulong_v0", "cardenvs.games.wulong:Wulong", 4,
     "cardenvs/Wulong-Seat-v0", "docs/rules/wulong.md", pile="unused", places="ranking",
     default_slots=2048, rules_part="rules:WulongPart",
-    move_generator="cardenvs.games.wulong:gen_rows"))
+    move_generator="cardenvs.games.wulong:gen_rows",
+    # the network-only agent with context inputs: +0.084 a deal over `rules`, +0.069 over the
+    # override file wulong.npz head to head
+    trained_weights="wulong_network.npz"))
 register(GameSpec(
     "paodekuai", "paodekuai_v0", "cardenvs.games.paodekuai:PaoDeKuai", 3,
     "cardenvs/PaoDeKuai-Seat-v0", "docs/rules/paodekuai.md", pile="unused", places="winner",

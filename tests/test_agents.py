@@ -327,8 +327,9 @@ def test_rlcard_agent_follows_with_the_smallest_play_of_the_type():
 
 def test_trained_weights_are_the_files_the_registry_names():
     """``trained`` loads ``agents/weights/<game>.npz`` unless the game's registry record names
-    another file: in Dou Dizhu, Pao De Kuai and Da Niangniang its network-only agent
-    (stronger than ``train.improve``'s file; Da Niangniang's with context inputs), so
+    another file: in Dou Dizhu, 4-player Dou Dizhu, Pao De Kuai, Da Niangniang and Lanxi
+    Wulong its network-only agent (stronger than ``train.improve``'s file; all but Dou Dizhu's
+    and Pao De Kuai's with context inputs), so
     ``trained`` and ``search``'s default prior play by the network in every decision there."""
     import os
 
@@ -340,9 +341,8 @@ def test_trained_weights_are_the_files_the_registry_names():
         assert path == os.path.join(WEIGHTS_DIR, spec.trained_weights or f"{name}.npz")
         assert os.path.exists(path), path
     assert REGISTRY["wakeng"].trained_weights is None  # rules + learned card plays
-    assert REGISTRY["doudizhu4"].trained_weights is None  # rules + learned bidding
-    assert REGISTRY["wulong"].trained_weights is None  # rules + learned 报牌
-    for name, context in (("doudizhu", None), ("paodekuai", None), ("niangniang", "plan")):
+    for name, context in (("doudizhu", None), ("doudizhu4", "plan"), ("paodekuai", None),
+                          ("niangniang", "plan"), ("wulong", "plan")):
         g = cardenvs.make_game(name)
         agent = make_agent("trained", g)
         assert os.path.basename(agent.path) == f"{name}_network.npz"
@@ -350,8 +350,8 @@ def test_trained_weights_are_the_files_the_registry_names():
         assert (agent.context.name if agent.context is not None else None) == context
         prior = make_agent("search", g)._prior
         assert prior is not None and os.path.basename(prior.path) == f"{name}_network.npz"
-    # the former override files stay shipped: rules + learned bidding, passes
-    for name in ("doudizhu", "niangniang"):
+    # the former override files stay shipped: rules + learned bidding, passes, 报牌
+    for name in ("doudizhu", "doudizhu4", "niangniang", "wulong"):
         former = make_agent(f"trained:{os.path.join(WEIGHTS_DIR, name + '.npz')}", name)
         assert not former.network_only and former.prior is not None
     # Wakeng's trained: rules, overridden by the former network-only agent's weights (no

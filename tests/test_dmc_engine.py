@@ -129,7 +129,8 @@ def test_dmc_weights_make_a_network_only_agent(tmp_path):
     t.run()
     agent = TrainedAgent(make_game("wakeng"), weights=str(tmp_path / "wakeng.npz"))
     assert agent.network_only and agent.prior is None and agent.net.meta["mode"] == "network"
-    shipped = TrainedAgent(make_game("doudizhu4"))  # rules + learned bidding: not network-only
+    override = os.path.join(WEIGHTS_DIR, "doudizhu4.npz")  # rules + learned bidding
+    shipped = TrainedAgent(make_game("doudizhu4"), weights=override)
     assert not shipped.network_only and shipped.prior is not None
 
 
