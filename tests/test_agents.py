@@ -329,8 +329,8 @@ def test_trained_weights_are_the_files_the_registry_names():
     """``trained`` loads ``agents/weights/<game>.npz`` unless the game's registry record names
     another file: in Dou Dizhu, 4-player Dou Dizhu, Pao De Kuai, Da Niangniang and Lanxi
     Wulong its network-only agent (stronger than ``train.improve``'s file; all but Dou Dizhu's
-    and Pao De Kuai's with context inputs), so
-    ``trained`` and ``search``'s default prior play by the network in every decision there."""
+    and Pao De Kuai's with context inputs), so ``trained`` and ``search``'s default prior play
+    by the network in every decision there."""
     import os
 
     from agents.trained import WEIGHTS_DIR, default_weights_path
