@@ -26,6 +26,10 @@ Contexts (:data:`CONTEXTS`):
   6. the plan's cost of the hand left, clipped to [0, 20], / 20 (0 when it empties the hand).
 
   Any game with a rules part (``agents.rules.PARTS``) has it.
+* ``"plan_picks"`` (:class:`PlanPicksContext`): ``"plan"``'s seven values and five more for
+  picks that take a card out of the hand without playing it (Wakeng's burying): the plan's
+  cost and the hand's strength before and after the pick.  A ``"plan"`` weight file starts a
+  network of this context (``--init``) with the same scores.
 """
 
 from __future__ import annotations
@@ -109,7 +113,7 @@ class PlanContext:
         return out
 
     def __call__(self, obs: np.ndarray, ids: np.ndarray, owner: np.ndarray) -> np.ndarray:
-        """The features ``[m, 7]`` of the actions ``ids [m]``, action ``j`` in the position
+        """The features ``[m, dim]`` of the actions ``ids [m]``, action ``j`` in the position
         ``obs[owner[j]]`` (``obs [n, obs_dim]``)."""
         obs = np.asarray(obs, np.float32)
         ids = np.asarray(ids, np.int64)
@@ -118,7 +122,7 @@ class PlanContext:
             raise ValueError(f"observations of shape {obs.shape}; expected (n, obs_dim)")
         if ids.shape != owner.shape or ids.ndim != 1:
             raise ValueError(f"ids {ids.shape} and owner {owner.shape} must be 1-d of one length")
-        out = np.zeros((len(ids), PLAN_DIM), np.float32)
+        out = np.zeros((len(ids), self.dim), np.float32)
         if len(ids) == 0:
             return out
         if owner.min() < 0 or owner.max() >= len(obs):
@@ -132,8 +136,76 @@ class PlanContext:
         return out
 
 
-#: context name -> class (``cls(game)``, with ``dim`` and ``__call__(obs, ids, owner)``)
-CONTEXTS = {"plan": PlanContext}
+PICKS_DIM = PLAN_DIM + 5
+
+
+class PlanPicksContext(PlanContext):
+    """The ``"plan_picks"`` context (module docstring): ``"plan"``'s seven columns, then five
+    for *picks*, actions that take one card out of the hand without playing it (Wakeng's
+    burying: :meth:`agents.rules.GamePart.removed_ranks`), which ``"plan"`` leaves at zero:
+    the same planner on the hand the pick leaves.
+
+    7. the change of the plan's cost the pick makes, clipped to [-4, 4] and divided by 4;
+    8. the plan's cost of the hand before the pick, clipped to [0, 20], / 20;
+    9. the plan's cost of the hand left, clipped to [0, 20], / 20;
+    10. the change of the hand's strength (the rule-based agent's measure for bidding and
+        burying: controls and bombs less half the plan's turns), clipped to [-4, 4], / 4;
+    11. 1 (the action is a pick).
+
+    All five are zero for card plays, the pass and every other action; the first seven
+    columns are ``"plan"``'s (:attr:`extends`), so a ``"plan"`` weight file starts a network of
+    this context with its own scores (the new inputs' weights at zero)."""
+
+    name = "plan_picks"
+    dim = PICKS_DIM
+    extends = "plan"
+
+    def position(self, obs: np.ndarray, ids: np.ndarray) -> np.ndarray:
+        ids = np.asarray(ids, np.int64)
+        out = np.zeros((len(ids), PICKS_DIM), np.float32)
+        out[:, :PLAN_DIM] = super().position(obs, ids)
+        ranks = self.agent.part.removed_ranks(ids)
+        sel = np.flatnonzero(ranks >= 0)
+        if sel.size:
+            hand = self.agent.part.hand(np.asarray(obs, np.float32))
+            out[sel, PLAN_DIM:] = self.pick_features(hand, ranks[sel])
+        return out
+
+    def pick_features(self, hand: np.ndarray, ranks: np.ndarray) -> np.ndarray:
+        """Columns 7-11 (``[len(ranks), 5]``) of picks taking one card of each rank slot in
+        ``ranks`` out of ``hand`` (rank counts; each rank must be held)."""
+        a = self.agent
+        hand = np.ascontiguousarray(hand, np.int64)
+        ranks = np.asarray(ranks, np.int64)
+        if len(ranks) and (ranks.min() < 0 or ranks.max() >= len(hand)
+                           or (hand[ranks] < 1).any()):
+            raise ValueError(f"picks of rank slots {ranks.tolist()} from a hand that does not "
+                             f"hold them all ({hand.tolist()})")
+        out = np.zeros((len(ranks), PICKS_DIM - PLAN_DIM), np.float32)
+        now, strength = a.cost(hand), a.strength(hand)
+        for r in np.unique(ranks):
+            h = hand.copy()
+            h[r] -= 1
+            after = a.cost(h)
+            out[ranks == r] = (np.clip(after - now, -4.0, 4.0) / 4.0,
+                               min(max(now, 0.0), 20.0) / 20.0,
+                               min(max(after, 0.0), 20.0) / 20.0,
+                               np.clip(a.strength(h) - strength, -4.0, 4.0) / 4.0, 1.0)
+        return out
+
+
+#: context name -> class (``cls(game)``, with ``dim`` and ``__call__(obs, ids, owner)``;
+#: ``extends``: the context whose columns lead its own, when it has one)
+CONTEXTS = {"plan": PlanContext, "plan_picks": PlanPicksContext}
+
+
+def extends(name: Optional[str], base: Optional[str]) -> bool:
+    """Whether the context ``name``'s leading columns are those of ``base`` (or the same)."""
+    while name:
+        if name == base:
+            return True
+        name = getattr(CONTEXTS.get(name), "extends", None)
+    return False
 
 
 def context_dim(name: Optional[str]) -> int:

@@ -166,6 +166,12 @@ class GamePart:
         play policy choose among the legal plays and pass."""
         return None
 
+    def removed_ranks(self, ids: np.ndarray) -> np.ndarray:
+        """Per action id, the rank slot of the one card it takes out of the hand without
+        playing it (burying, returning), or -1 (default: -1 for every id).  The context
+        ``"plan_picks"`` (:mod:`agents.context`) values such picks by the hand they leave."""
+        return np.full(len(ids), -1, np.int64)
+
     # -- helpers for parts -------------------------------------------------------------------------
     def strength(self, agent: "RulesAgent", hand: np.ndarray) -> float:
         """Hand strength for bidding: controls and bombs, minus the turns the plan needs."""
@@ -579,6 +585,13 @@ class WakengPart(GamePart):
             sure = self.strength(agent, hand) >= agent.bid_thresholds(self.dealt_size())[-1] + 2.0
             return b["open"][0] + (1 if sure else 0)
         return None
+
+    def removed_ranks(self, ids: np.ndarray) -> np.ndarray:
+        """A bury pick takes one card of rank ``k % ranks`` out of the hand (``k``: its index
+        in the ``bury`` block; ``k >= ranks`` names that rank's diamond)."""
+        b0, b1 = self.game.blocks["bury"]
+        ids = np.asarray(ids, np.int64)
+        return np.where((ids >= b0) & (ids < b1), (ids - b0) % self.game.deck.n_ranks, -1)
 
     def _bury(self, agent, obs, legal):
         g = self.game

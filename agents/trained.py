@@ -45,11 +45,11 @@ in torch during training (its cache follows the changing weights).
 Weights for game ``G`` (default options) ship as ``agents/weights/G.npz`` (``rules`` plus a
 learned override) and ``agents/weights/G_network.npz`` (network-only); ``trained`` loads the
 first unless the game's registry record names another file (``GameSpec.trained_weights``):
-Dou Dizhu's, 4-player Dou Dizhu's, Pao De Kuai's, Da Niangniang's and Lanxi Wulong's
-``trained`` are their network-only files, stronger than their override files (Pao De Kuai
-ships none: ``train.improve``'s never beat ``rules`` there).  The network-only files of
-4-player Dou Dizhu, Lanxi Wulong, Wakeng and Da Niangniang take the ``"plan"`` context
-inputs (:mod:`agents.context`), which the agent computes at every decision.
+in all six games ``trained`` is the network-only file, stronger than the override file (Pao
+De Kuai ships none: ``train.improve``'s never beat ``rules`` there).  The network-only files
+of 4-player Dou Dizhu, Lanxi Wulong and Da Niangniang take the ``"plan"`` context inputs,
+Wakeng's the ``"plan_picks"`` ones (:mod:`agents.context`), which the agent computes at
+every decision.
 """
 
 from __future__ import annotations

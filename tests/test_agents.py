@@ -326,11 +326,10 @@ def test_rlcard_agent_follows_with_the_smallest_play_of_the_type():
 
 
 def test_trained_weights_are_the_files_the_registry_names():
-    """``trained`` loads ``agents/weights/<game>.npz`` unless the game's registry record names
-    another file: in Dou Dizhu, 4-player Dou Dizhu, Pao De Kuai, Da Niangniang and Lanxi
-    Wulong its network-only agent (stronger than ``train.improve``'s file; all but Dou Dizhu's
-    and Pao De Kuai's with context inputs), so ``trained`` and ``search``'s default prior play
-    by the network in every decision there."""
+    """``trained`` loads the file the game's registry record names (``agents/weights/<game>.npz``
+    when it names none): in all six games its network-only agent (stronger than the override
+    files; all but Dou Dizhu's and Pao De Kuai's with context inputs), so ``trained`` and
+    ``search``'s default prior play by the network in every decision."""
     import os
 
     from agents.trained import WEIGHTS_DIR, default_weights_path
@@ -340,9 +339,10 @@ def test_trained_weights_are_the_files_the_registry_names():
         path = default_weights_path(name)
         assert path == os.path.join(WEIGHTS_DIR, spec.trained_weights or f"{name}.npz")
         assert os.path.exists(path), path
-    assert REGISTRY["wakeng"].trained_weights is None  # rules + learned card plays
-    for name, context in (("doudizhu", None), ("doudizhu4", "plan"), ("paodekuai", None),
-                          ("niangniang", "plan"), ("wulong", "plan")):
+    contexts = {"doudizhu": None, "doudizhu4": "plan", "paodekuai": None,
+                "niangniang": "plan", "wulong": "plan", "wakeng": "plan_picks"}
+    assert sorted(contexts) == sorted(REGISTRY)
+    for name, context in contexts.items():
         g = cardenvs.make_game(name)
         agent = make_agent("trained", g)
         assert os.path.basename(agent.path) == f"{name}_network.npz"
@@ -354,11 +354,12 @@ def test_trained_weights_are_the_files_the_registry_names():
     for name in ("doudizhu", "doudizhu4", "niangniang", "wulong"):
         former = make_agent(f"trained:{os.path.join(WEIGHTS_DIR, name + '.npz')}", name)
         assert not former.network_only and former.prior is not None
-    # Wakeng's trained: rules, overridden by the former network-only agent's weights (no
-    # context inputs) where rules passes; the network-only file is now a context network
-    wk = make_agent("trained", "wakeng")
+    # Wakeng's former trained: rules, overridden where rules passes by the weights of an
+    # earlier network-only file (no context inputs); the network-only file now takes the
+    # plan_picks context and was fitted on search's labels with rules' burials
+    wk = make_agent(f"trained:{os.path.join(WEIGHTS_DIR, 'wakeng.npz')}", "wakeng")
     assert wk.prior is not None and wk.margins == (np.inf, np.inf, 0.0)
     assert wk.context is None and "former wakeng_network.npz" in wk.net.meta["derived_from"]
-    net = make_agent(f"trained:{os.path.join(WEIGHTS_DIR, 'wakeng_network.npz')}", "wakeng")
-    assert net.network_only and net.context is not None and net.context.name == "plan"
-    assert net.net.meta["data"] == wk.net.meta["data"] == ["dw_search_dag3"]
+    net = make_agent("trained", "wakeng").net.meta
+    assert net["init"] == "runs/wfit6/wakeng.npz" and net["data"] == ["wk_r3", "wk_r4", "wk_r5"]
+    assert wk.net.meta["data"] == ["dw_search_dag3"]

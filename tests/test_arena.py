@@ -309,7 +309,7 @@ def test_own_weights_as_an_agent(tmp_path):
 
     import agents
 
-    src = os.path.join(os.path.dirname(agents.__file__), "weights", "wakeng.npz")
+    src = agents.trained.default_weights_path("wakeng")  # the file `trained` loads
     mine = tmp_path / "my_wakeng.npz"
     shutil.copy(src, mine)
     res = run_arena("wakeng", f"trained:{mine},trained", deals=2, seed=0, progress=False)

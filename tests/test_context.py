@@ -12,7 +12,7 @@ import torch
 
 import agents
 import cardenvs
-from agents.context import PLAN_DIM, PlanContext, context_dim, make_context
+from agents.context import PICKS_DIM, PLAN_DIM, PlanContext, context_dim, make_context
 from agents.trained import QNetwork, TrainedAgent, save_weights
 from helpers import random_positions
 from train import distill
@@ -234,3 +234,116 @@ def test_fit_with_context_writes_a_context_network_that_plays(tmp_path):
     # averaging keeps the context
     avg = distill.average("doudizhu", [res["weights"], res2["weights"]], str(tmp_path / "a.npz"))
     assert QNetwork(avg["weights"]).context == "plan"
+
+
+# -- "plan_picks": the planner's view of picks that take a card out of the hand -----------------
+def test_pick_features_of_literal_wakeng_burials():
+    from cardenvs.games.wakeng import ORDER
+
+    g = cardenvs.make_game("wakeng")
+    ctx = make_context("plan_picks", g)
+    assert ctx.dim == PICKS_DIM == PLAN_DIM + 5 and context_dim("plan_picks") == PICKS_DIM
+    hand = g.deck.parse("4QQQ3")
+    four, queen, three = ORDER.index("4"), ORDER.index("Q"), ORDER.index("3")
+    # columns: cost change / 4, cost before / 20, cost after / 20, strength change / 4, pick
+    f = ctx.pick_features(hand, np.array([four, queen, three]))
+    assert f.shape == (3, 5) and f[:, 4].tolist() == [1, 1, 1]
+    # the lone 4 is one turn of the plan: burying it saves a turn (-1/4) and adds half a turn
+    # to the strength (+0.5/4)
+    assert f[0, 0] == pytest.approx(-0.25, abs=0.01) and f[0, 3] == pytest.approx(0.125, abs=0.01)
+    # a trio less one card is a pair: the same turns, the same strength
+    assert f[1, 0] == pytest.approx(0.0, abs=0.01) and f[1, 3] == pytest.approx(0.0, abs=0.01)
+    # the 3, the top control, counts half a turn in the plan and 1.5 in the strength
+    assert f[2, 0] == pytest.approx(-0.125, abs=0.01)
+    assert f[2, 3] == pytest.approx((-1.5 + 0.25) / 4, abs=0.01)
+    # before: about 2.5 turns of 20 for every pick; after: 1.5, 2.5 and 2
+    assert f[:, 1] == pytest.approx([2.5 / 20] * 3, abs=0.002)
+    assert f[:, 2] == pytest.approx([1.5 / 20, 2.5 / 20, 2.0 / 20], abs=0.002)
+    with pytest.raises(ValueError, match="does not hold them all"):
+        ctx.pick_features(hand, np.array([ORDER.index("5")]))
+
+
+def test_plan_picks_equals_plan_on_plays_and_the_state_reference_on_burials():
+    from cardenvs.core.state import hand_off
+    from cardenvs.games.wakeng import PHASE, P_BURY
+
+    g = cardenvs.make_game("wakeng")
+    picks, plan = make_context("plan_picks", g), make_context("plan", g)
+    rules = agents.rules.RulesAgent(g)
+    buf = np.zeros(g.n_actions + 1, np.int64)
+    obs = np.zeros(g.layout.size, np.float32)
+    b0, b1 = g.blocks["bury"]
+    R = g.deck.n_ranks
+    seen = {"bury": 0, "other": 0}
+    for deal in range(6):
+        s = g.new_state()
+        g.reset(s, 40 + deal)
+        while not g.done(s):
+            legal = buf[:g.legal(s, buf)].copy()
+            seat = g.current(s)
+            g.encode(s, seat, obs)
+            f = picks(obs[None], legal, np.zeros(len(legal), np.int64))
+            if s[PHASE] == P_BURY:
+                seen["bury"] += 1
+                assert ((legal >= b0) & (legal < b1)).all()
+                # the reference: the hand read from the state, one card of the rank removed
+                hand = np.array(s[hand_off(seat):hand_off(seat) + R], np.int64)
+                for j, a in enumerate(legal):
+                    r = int(a - b0) % R
+                    h = hand.copy()
+                    h[r] -= 1
+                    want_cost = rules.cost(h) - rules.cost(hand)
+                    want_str = rules.strength(h) - rules.strength(hand)
+                    assert f[j, 7] == pytest.approx(np.clip(want_cost, -4, 4) / 4, abs=1e-6)
+                    assert f[j, 10] == pytest.approx(np.clip(want_str, -4, 4) / 4, abs=1e-6)
+                    assert f[j, 11] == 1
+                # plan's own columns stay 0 for a pick: a plan network scores it as before
+                assert not f[:, :PLAN_DIM].any()
+            else:
+                seen["other"] += 1
+                # bids and card plays: plan's seven columns, the pick columns 0
+                assert np.array_equal(f[:, :PLAN_DIM],
+                                      plan(obs[None], legal, np.zeros(len(legal), np.int64)))
+                assert not f[:, PLAN_DIM:].any()
+            g.step(s, rules.act({"observation": obs.copy()}, legal.copy()))
+    assert seen["bury"] == 6 * 4 and seen["other"] > 100
+
+
+def test_removed_ranks_names_the_buried_rank_and_nothing_else():
+    g = cardenvs.make_game("wakeng")
+    part = agents.rules.RulesAgent(g).part
+    b0, b1 = g.blocks["bury"]
+    ids = np.arange(g.n_actions)
+    got = part.removed_ranks(ids)
+    assert (got[:b0] == -1).all() and (got[b1:] == -1).all()
+    # 13 ranks, then the same 13 as the rank's diamond
+    assert got[b0:b1].tolist() == list(range(13)) * 2
+    other = agents.rules.RulesAgent(cardenvs.make_game("doudizhu")).part
+    assert (other.removed_ranks(np.arange(10)) == -1).all()
+
+
+def test_a_plan_file_starts_a_plan_picks_network_with_the_same_scores(tmp_path):
+    from agents.context import extends
+
+    assert extends("plan_picks", "plan") and extends("plan", "plan")
+    assert not extends("plan", "plan_picks") and not extends(None, "plan")
+    g = cardenvs.make_game("wakeng")
+    path = str(tmp_path / "plan.npz")
+    export_weights(_context_net(g), path, {"game": "wakeng", "options": {}, "mode": "network",
+                                           "reward_scale": 1.0}, dtype=np.float32)
+    base = TrainedAgent(g, weights=path)
+    obs_dim, feat_dim = _dims(g)
+    net = QNet(obs_dim, feat_dim, (32, 16), context="plan_picks")
+    load_numpy_weights(net, path)
+    w = net.layers[0].weight
+    assert not w[:, -(PICKS_DIM - PLAN_DIM):].any() and w[:, -PICKS_DIM:-5].any()
+    policy = TorchPolicy(g, net, torch.device("cpu"))
+    for obs, legal in random_positions(g, 2, seed=5)[:40]:
+        q = policy.scores(obs[None, :].astype(np.float32), legal, np.array([len(legal)]))
+        assert np.abs(q - base.scores(obs, legal)).max() < 1e-3
+    # the other way round is refused: a plan network cannot take a plan_picks file
+    big = str(tmp_path / "picks.npz")
+    export_weights(net, big, {"game": "wakeng", "options": {}, "mode": "network",
+                              "reward_scale": 1.0})
+    with pytest.raises(ValueError, match="takes 12 inputs of context 'plan_picks'"):
+        load_numpy_weights(QNet(obs_dim, feat_dim, (32, 16), context="plan"), big)

@@ -297,3 +297,51 @@ def test_average_refuses_files_that_do_not_average(tmp_path, capsys):
     assert distill.main(["average", "wakeng", a, wide, "--out", out]) == 2
     assert "hidden" in capsys.readouterr().err
     assert not (tmp_path / "o.npz").exists()
+
+
+def test_relabel_gives_one_kind_of_decision_another_teachers_labels(tmp_path):
+    src, out = tmp_path / "src", tmp_path / "rb"
+    distill.collect("wakeng", "random", 4, str(src), seed=5, block=2, progress=False)
+    res = distill.relabel("wakeng", str(src), str(out), "rules", ["bury"], progress=False)
+    g = cardenvs.make_game("wakeng")
+    rules = agents.make_agent("rules", g)
+    b0, b1 = g.blocks["bury"]
+    bury = kept = 0
+    for name in ("shard_000000.npz", "shard_000001.npz"):
+        with np.load(src / name) as a, np.load(out / name) as b:
+            assert np.array_equal(a["obs"], b["obs"]) and np.array_equal(a["legal"], b["legal"])
+            start = np.concatenate([[0], np.cumsum(a["sizes"])])
+            for i in range(len(a["action"])):
+                legal = a["legal"][start[i]:start[i + 1]]
+                if ((legal >= b0) & (legal < b1)).all():  # a burial: rules' pick now
+                    bury += 1
+                    want = rules.act({"observation": a["obs"][i].astype(np.float32)}, legal)
+                    assert b["action"][i] == want
+                else:  # every other decision keeps random's label
+                    kept += 1
+                    assert b["action"][i] == a["action"][i]
+    # four deals, one digger each, four picks each (with a choice: 20 cards in hand)
+    assert bury == res["decisions"] == 16 and kept > 50 and res["shards"] == 2
+    assert 0 < res["changed"] <= 16  # random picks rules' card about one time in 20
+    meta = json.loads((out / "collect.json").read_text())
+    assert meta["teacher"] == "random; bury=rules" and meta["relabelled"]["decisions"] == 16
+    # the source and its copy fit together; the weight file names both teachers
+    fit = distill.fit("wakeng", [str(src), str(out)], str(tmp_path / "f"), epochs=1, batch=32,
+                      hidden=(16,), eval_deals=0, progress=False)
+    assert agents.make_agent(f"trained:{fit['weights']}", g).net.meta["teacher"] == \
+        "random + random; bury=rules"
+    # bad input: a named error, the source untouched
+    with pytest.raises(ValueError, match="blocks are"):
+        distill.relabel("wakeng", str(src), str(tmp_path / "x"), "rules", ["burry"])
+    with pytest.raises(ValueError, match="needs the game state"):
+        distill.relabel("wakeng", str(src), str(tmp_path / "x"), "search", ["bury"])
+    with pytest.raises(ValueError, match="another folder"):
+        distill.relabel("wakeng", str(src), str(src), "rules", ["bury"])
+    with pytest.raises(ValueError, match="holds another collection"):
+        distill.relabel("wakeng", str(src), str(out), "random", ["bury"])
+    with pytest.raises(ValueError, match="holds wakeng decisions, not doudizhu"):
+        distill.relabel("doudizhu", str(src), str(tmp_path / "x"), "rules", ["bury"])
+    assert distill.main(["relabel", "wakeng", "--data", str(src), "--out", str(tmp_path / "c"),
+                         "--teacher", "rules", "--block", "bury", "--no-progress"]) == 0
+    with np.load(tmp_path / "c" / "shard_000001.npz") as z, np.load(out / "shard_000001.npz") as w:
+        assert np.array_equal(z["action"], w["action"])

@@ -1,6 +1,7 @@
 """Distillation: a network-only agent that imitates a teacher agent, e.g. ``search``.
 
-Two steps, each a subcommand (run from the repository root), and a third to combine fits::
+Two steps, each a subcommand (run from the repository root), a third to relabel a collection
+and a fourth to combine fits::
 
     python -m train.distill collect doudizhu --teacher search --deals 4000 --jobs 2 \
         --out runs/distill_doudizhu
@@ -34,6 +35,15 @@ Two steps, each a subcommand (run from the repository root), and a third to comb
   as ``trained:OUT/GAME.npz``.  ``--context plan`` adds context inputs per (position, card
   play) to the network (``agents/context.py``: the hand planner's view of what each play
   leaves), computed once per shard and kept beside it (``shard_NNNNNN.ctx_plan.npy``).
+
+* ``relabel``: a copy of a collection in which one kind of decision (an action block, e.g.
+  Wakeng's ``bury``) is labelled by another teacher that plays from the observation alone
+  (:func:`relabel`), e.g. the ``rules`` agent's burying under ``search``'s card play::
+
+    python -m train.distill relabel wakeng --data runs/dw_search --block bury \
+        --teacher rules --out runs/dw_search_rb
+
+  ``fit`` takes collections of several teachers together (the weight file names them all).
 
 * ``average``: one weight file, the mean of the weights of several fits of the game (a model
   soup: :func:`average`), e.g. of two successive DAgger rounds' fits::
@@ -265,7 +275,7 @@ def shard_context(shard: str, context, obs: np.ndarray, legal: np.ndarray,
             return arr
     owner = np.repeat(np.arange(len(sizes)), sizes)
     arr = context(obs.astype(np.float32), legal, owner).astype(np.float16)
-    tmp = path + ".tmp.npy"
+    tmp = f"{path}.{os.getpid()}.tmp.npy"  # two fits of one collection may compute it at once
     np.save(tmp, arr)
     os.replace(tmp, path)
     return arr
@@ -421,7 +431,9 @@ def fit(game: str, data, out: Optional[str] = None, *, options: Optional[dict] =
     ``context`` (e.g. ``"plan"``, :mod:`agents.context`) gives the network context inputs,
     values per (position, action) such as the hand planner's cost of what a play leaves,
     computed for every legal action of the shards once and kept beside them; an ``init`` file
-    without them starts the new inputs' weights at zero, one with them sets the context."""
+    without them starts the new inputs' weights at zero, one with them sets the context (or
+    starts one that extends it, e.g. ``"plan_picks"`` from a ``"plan"`` file: the added
+    inputs' weights at zero)."""
     import torch
 
     from cardenvs.api import make_game
@@ -443,11 +455,13 @@ def fit(game: str, data, out: Optional[str] = None, *, options: Optional[dict] =
             metas.append(json.load(f))
         if metas[-1]["game"] != game:
             raise ValueError(f"{folder!r} holds {metas[-1]['game']} decisions, not {game}")
-        if (metas[-1]["teacher"], metas[-1].get("options", {})) != \
-                (metas[0]["teacher"], metas[0].get("options", {})):
-            raise ValueError(f"{folder!r} was collected with another teacher or options than "
+        if metas[-1].get("options", {}) != metas[0].get("options", {}):
+            raise ValueError(f"{folder!r} was collected with other game options than "
                              f"{folders[0]!r}")
-    cmeta = metas[0]
+    # collections of several teachers (a relabelled one beside its source, DAgger rounds of
+    # a stronger teacher) fit together; the weight file names them all
+    teachers = list(dict.fromkeys(m["teacher"] for m in metas))
+    cmeta = dict(metas[0], teacher=" + ".join(teachers))
     options = dict(cmeta.get("options", {}) if options is None else options)
     out = out or folders[0]
     os.makedirs(out, exist_ok=True)
@@ -465,10 +479,11 @@ def fit(game: str, data, out: Optional[str] = None, *, options: Optional[dict] =
         init_net = agents_module("trained").QNetwork(init)
         hidden = tuple(init_net.meta["hidden"])
         if init_net.context:
-            if context not in (None, init_net.context):
+            if context is not None and not agents_module("context").extends(context,
+                                                                            init_net.context):
                 raise ValueError(f"--init {init!r} takes the context {init_net.context!r}, not "
                                  f"{context!r}")
-            context = init_net.context
+            context = context or init_net.context
     ctx_fn = None
     if context:
         ctx_fn = agents_module("context").make_context(context, g)
@@ -654,6 +669,93 @@ def average(game: str, paths: Sequence[str], out: str) -> dict:
 
 
 # ---------------------------------------------------------------------------------------------
+# relabel
+# ---------------------------------------------------------------------------------------------
+def relabel(game: str, data: str, out: str, teacher: str, blocks: Sequence[str],
+            progress: bool = True) -> dict:
+    """Copy the collection ``data`` to ``out`` with the label of every decision whose legal
+    actions all lie in one of the action ``blocks`` (e.g. Wakeng's ``bury``) replaced by
+    ``teacher``'s move on the stored observation; the other labels, the observations and any
+    context inputs kept beside the shards are copied as they are.  The teacher must play from
+    the observation alone (``rules``, ``trained:PATH``; not a searching agent).  ``collect.json``
+    names the new teacher as ``"SOURCE; BLOCK=TEACHER"``.  Returns ``{"decisions": relabelled,
+    "changed": labels that differ from the source's, "shards": copied}``."""
+    import shutil
+
+    from cardenvs.api import make_game
+    from cardenvs.arena import import_agents
+
+    meta_path = os.path.join(data, "collect.json")
+    if not os.path.exists(meta_path):
+        raise ValueError(f"no collection in {data!r} (no collect.json)")
+    with open(meta_path) as f:
+        meta = json.load(f)
+    if meta["game"] != game:
+        raise ValueError(f"{data!r} holds {meta['game']} decisions, not {game}")
+    if os.path.abspath(out) == os.path.abspath(data):
+        raise ValueError("--out must be another folder than --data (the source is kept)")
+    g = make_game(game, **meta.get("options", {}))
+    blocks = list(blocks)
+    unknown = [b for b in blocks if b not in g.blocks]
+    if not blocks or unknown:
+        raise ValueError(f"action blocks {unknown or blocks!r}: {game}'s blocks are "
+                         f"{', '.join(g.blocks)}")
+    agents = import_agents()
+    reason = agents.unsupported(teacher, g)
+    if reason is not None:
+        raise ValueError(f"teacher {teacher!r} cannot play {game}: {reason}")
+    agent = agents.make_agent(teacher, g, seed=0)
+    if getattr(agent, "needs_state", False):
+        raise ValueError(f"teacher {teacher!r} needs the game state; a stored decision holds "
+                         f"only the observation")
+    paths = sorted(glob.glob(os.path.join(data, "shard_*.npz")))
+    if not paths:
+        raise ValueError(f"no shards in {data!r}")
+    spans = np.array([g.blocks[b] for b in blocks], np.int64)
+    record = {"source": data, "blocks": blocks, "teacher": teacher}
+    out_meta = os.path.join(out, "collect.json")
+    if os.path.exists(out_meta):  # rewriting the same relabelling is fine, another is not
+        with open(out_meta) as f:
+            old = json.load(f).get("relabelled", {})
+        if {k: old.get(k) for k in record} != record:
+            raise ValueError(f"{out!r} holds another collection; use another --out")
+    os.makedirs(out, exist_ok=True)
+    n = changed = 0
+    mask = np.zeros(g.n_actions, np.int8)
+    for p in _progress(paths, "relabel") if progress else paths:
+        with np.load(p) as z:
+            arrays = {k: z[k] for k in z.files}
+        action = arrays["action"].copy()
+        start = np.concatenate([[0], np.cumsum(arrays["sizes"])])
+        for i in range(len(action)):
+            legal = arrays["legal"][start[i]:start[i + 1]]
+            inside = ((legal[:, None] >= spans[:, 0]) & (legal[:, None] < spans[:, 1])).any(1)
+            if not inside.all():
+                continue
+            mask[:] = 0
+            mask[legal] = 1
+            a = int(agent.act({"observation": arrays["obs"][i].astype(np.float32),
+                               "action_mask": mask.copy()}, legal.copy()))
+            if a not in legal:
+                raise ValueError(f"teacher {teacher!r} chose {a}, not a legal action")
+            n += 1
+            changed += int(a != action[i])
+            action[i] = a
+        arrays["action"] = action
+        dst = os.path.join(out, os.path.basename(p))
+        tmp = dst + ".tmp.npz"
+        np.savez(tmp, **arrays)
+        os.replace(tmp, dst)
+        for ctx in glob.glob(p[:-len(".npz")] + ".ctx_*.npy"):  # obs and legal ids unchanged
+            shutil.copyfile(ctx, os.path.join(out, os.path.basename(ctx)))
+    new = dict(meta, teacher=f"{meta['teacher']}; {','.join(blocks)}={teacher}",
+               relabelled=dict(record, decisions=n, changed=changed))
+    with open(out_meta, "w") as f:  # written last: a copy cut short has none, and fit refuses it
+        json.dump(new, f, indent=1)
+    return {"decisions": n, "changed": changed, "shards": len(paths)}
+
+
+# ---------------------------------------------------------------------------------------------
 # command line
 # ---------------------------------------------------------------------------------------------
 def build_parser() -> argparse.ArgumentParser:
@@ -708,9 +810,20 @@ def build_parser() -> argparse.ArgumentParser:
                         "block (e.g. take=4 in niangniang; default 1); repeatable")
     f.add_argument("--context", default=None, choices=sorted(CONTEXTS),
                    help="context inputs per (position, action) for the network (agents/context.py;"
-                        " plan: the hand planner's cost of what each play leaves); default: none, "
-                        "or the --init file's")
+                        " plan: the hand planner's cost of what each play leaves; plan_picks: "
+                        "also what each burial leaves); default: none, or the --init file's")
     f.add_argument("--no-progress", action="store_true")
+    r = sub.add_parser("relabel", help="a copy of a collection with one kind of decision "
+                                       "labelled by another teacher")
+    r.add_argument("game")
+    r.add_argument("--data", required=True, metavar="DIR", help="the collection to copy")
+    r.add_argument("--out", required=True, metavar="DIR", help="where the copy goes")
+    r.add_argument("--teacher", required=True,
+                   help="agent spec that plays from the observation alone (rules, trained:PATH)")
+    r.add_argument("--block", action="append", required=True, metavar="BLOCK",
+                   help="an action block whose decisions get the new labels (e.g. bury in "
+                        "wakeng); repeatable")
+    r.add_argument("--no-progress", action="store_true")
     v = sub.add_parser("average", help="one weight file, the mean of several (a model soup)")
     v.add_argument("game")
     v.add_argument("weights", nargs="+", metavar="NPZ",
@@ -740,6 +853,12 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
                           opponent=a.opponent, progress=not a.no_progress)
             print(f"[distill] {a.game}: {res['blocks']} blocks written ({res['decisions']} "
                   f"decisions), {res['kept']} kept, in {out}")
+        elif a.cmd == "relabel":
+            res = relabel(a.game, a.data, a.out, a.teacher, a.block,
+                          progress=not a.no_progress)
+            print(f"[distill] {a.game}: {res['shards']} shards copied to {a.out}; "
+                  f"{res['decisions']} decisions of {', '.join(a.block)} relabelled by "
+                  f"{a.teacher} ({res['changed']} changed)")
         elif a.cmd == "average":
             res = average(a.game, a.weights, a.out)
             print(f"[distill] {a.game}: the mean of {len(a.weights)} weight files written to "

@@ -257,11 +257,14 @@ class QNet(nn.Module):
     def load_numpy(self, qn) -> None:
         """Copy the layers of an :class:`agents.trained.QNetwork` (a weight file read back)
         into this network, which must have its sizes: the inverse of :meth:`numpy_layers`.
-        A file without context inputs fills a network with them, their weights set to zero."""
+        A file without context inputs fills a network with them, and one of a context that
+        this network's extends (``"plan"`` for ``"plan_picks"``) fills its leading ones: the
+        other context weights are set to zero."""
         layers = qn.layer_list()
-        if self.ctx_dim and not qn.ctx_dim:
+        extra = self.ctx_dim - qn.ctx_dim
+        if extra > 0:
             w0, b0 = layers[0]
-            layers[0] = (np.concatenate([w0, np.zeros((self.ctx_dim, w0.shape[1]), w0.dtype)]), b0)
+            layers[0] = (np.concatenate([w0, np.zeros((extra, w0.shape[1]), w0.dtype)]), b0)
         with torch.no_grad():
             for m, (w, b) in zip(self.layers, layers):
                 m.weight.copy_(torch.from_numpy(np.ascontiguousarray(w.T)))

@@ -124,11 +124,13 @@ def load_numpy_weights(net: QNet, path: str) -> dict:
     """Copy an :mod:`agents.trained` weight file (e.g. a shipped ``agents/weights/GAME.npz``)
     into ``net``, which must have its sizes; returns the file's metadata.  A file without
     context inputs may start a network with them (their weights start at zero: the same
-    scores as the file's); one with them needs a network of the same context."""
+    scores as the file's); one with them needs a network of the same context or of one that
+    extends it (:func:`agents.context.extends`: the added inputs start at zero)."""
     QNetwork = agents_module("trained").QNetwork
     qn = QNetwork(path)
     ctx_dim = getattr(net, "ctx_dim", 0)
-    if qn.ctx_dim and (qn.ctx_dim != ctx_dim or qn.context != getattr(net, "context", None)):
+    if qn.ctx_dim and (qn.ctx_dim > ctx_dim or not agents_module("context").extends(
+            getattr(net, "context", None), qn.context)):
         raise ValueError(f"{path!r} takes {qn.ctx_dim} inputs of context {qn.context!r}; the "
                          f"network takes {ctx_dim} of {getattr(net, 'context', None)!r}")
     shapes = [tuple(w.shape) for w, _ in qn.layer_list()]
