@@ -331,6 +331,7 @@ def test_relabel_gives_one_kind_of_decision_another_teachers_labels(tmp_path):
     assert agents.make_agent(f"trained:{fit['weights']}", g).net.meta["teacher"] == \
         "random + random; bury=rules"
     # bad input: a named error, the source untouched
+    before = {p.name: p.read_bytes() for p in src.iterdir()}
     with pytest.raises(ValueError, match="blocks are"):
         distill.relabel("wakeng", str(src), str(tmp_path / "x"), "rules", ["burry"])
     with pytest.raises(ValueError, match="needs the game state"):
@@ -341,6 +342,7 @@ def test_relabel_gives_one_kind_of_decision_another_teachers_labels(tmp_path):
         distill.relabel("wakeng", str(src), str(out), "random", ["bury"])
     with pytest.raises(ValueError, match="holds wakeng decisions, not doudizhu"):
         distill.relabel("doudizhu", str(src), str(tmp_path / "x"), "rules", ["bury"])
+    assert {p.name: p.read_bytes() for p in src.iterdir()} == before
     assert distill.main(["relabel", "wakeng", "--data", str(src), "--out", str(tmp_path / "c"),
                          "--teacher", "rules", "--block", "bury", "--no-progress"]) == 0
     with np.load(tmp_path / "c" / "shard_000001.npz") as z, np.load(out / "shard_000001.npz") as w:
