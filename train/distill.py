@@ -152,18 +152,23 @@ def play_block(game_name: str, options: dict, teacher: str, seed: int, block: in
             "n_deals": np.int64(len(deals))}
 
 
-def _block_job(args) -> tuple[int, int]:
-    game, options, teacher, seed, block, deals, out, player, share, opponent = args
-    data = play_block(game, options, teacher, seed, block, deals, player, share, opponent)
-    path = os.path.join(out, _SHARD.format(block))
+def _write_shard(path: str, data: dict) -> None:
+    """Write a shard's arrays to ``path`` atomically: an interrupted write leaves no partial
+    file behind."""
     tmp = path + ".tmp.npz"
     try:
         np.savez(tmp, **data)
         os.replace(tmp, path)
-    except BaseException:  # an interrupted write leaves no partial file behind
+    except BaseException:
         if os.path.exists(tmp):
             os.remove(tmp)
         raise
+
+
+def _block_job(args) -> tuple[int, int]:
+    game, options, teacher, seed, block, deals, out, player, share, opponent = args
+    data = play_block(game, options, teacher, seed, block, deals, player, share, opponent)
+    _write_shard(os.path.join(out, _SHARD.format(block)), data)
     return block, len(data["action"])
 
 
@@ -711,7 +716,7 @@ def relabel(game: str, data: str, out: str, teacher: str, blocks: Sequence[str],
     paths = sorted(glob.glob(os.path.join(data, "shard_*.npz")))
     if not paths:
         raise ValueError(f"no shards in {data!r}")
-    spans = np.array([g.blocks[b] for b in blocks], np.int64)
+    wanted = [list(g.blocks).index(b) for b in blocks]
     record = {"source": data, "blocks": blocks, "teacher": teacher}
     out_meta = os.path.join(out, "collect.json")
     if os.path.exists(out_meta):  # rewriting the same relabelling is fine, another is not
@@ -729,8 +734,7 @@ def relabel(game: str, data: str, out: str, teacher: str, blocks: Sequence[str],
         start = np.concatenate([[0], np.cumsum(arrays["sizes"])])
         for i in range(len(action)):
             legal = arrays["legal"][start[i]:start[i + 1]]
-            inside = ((legal[:, None] >= spans[:, 0]) & (legal[:, None] < spans[:, 1])).any(1)
-            if not inside.all():
+            if not np.isin(g.block_indices(legal), wanted).all():
                 continue
             mask[:] = 0
             mask[legal] = 1
@@ -742,10 +746,7 @@ def relabel(game: str, data: str, out: str, teacher: str, blocks: Sequence[str],
             changed += int(a != action[i])
             action[i] = a
         arrays["action"] = action
-        dst = os.path.join(out, os.path.basename(p))
-        tmp = dst + ".tmp.npz"
-        np.savez(tmp, **arrays)
-        os.replace(tmp, dst)
+        _write_shard(os.path.join(out, os.path.basename(p)), arrays)
         for ctx in glob.glob(p[:-len(".npz")] + ".ctx_*.npy"):  # obs and legal ids unchanged
             shutil.copyfile(ctx, os.path.join(out, os.path.basename(ctx)))
     new = dict(meta, teacher=f"{meta['teacher']}; {','.join(blocks)}={teacher}",
