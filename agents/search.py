@@ -66,6 +66,12 @@ DEFAULT_Z = 2.0
 #: +0.47 [-0.07, +1.00] per deal more than margin 0.25 / z 2 (at 1,600 rollouts; margin 0 /
 #: z 0.5 scored the same at 400 and 1,600) and +0.55 [+0.09, +1.00] more than margin 0 / z 0;
 #: against ``rules`` the same as margin 0.25 / z 2 (+2.78 and +2.74 per deal, 100 deals).
+#: With the network prior of 2026-12-03 (context inputs; seed 0, 1,000 deals each) margin 0
+#: / z 0.5 still wins 91.7% / 90.3% of deals against RLCard's model (rollouts=1200,
+#: max_candidates=12, epsilon=0.1, opponents="greedy", win_loss) where 0.25 / 2 wins 87.9% /
+#: 85.6%, but against the prior itself it gains +0.17 [-0.08, +0.42] a deal where 0.25 / 2
+#: gains +0.68 [+0.46, +0.90] (against ``rules``: +2.48 and +2.60): a strong prior is worth
+#: keeping more often, so ``search:margin=0.25,z=2`` is the setting for play against it.
 #: 4-player Dou Dizhu had ``margin=inf`` while the former rollout policy's lone landlord lost
 #: to ``rules`` farmers; it searches now.
 GAME_SETTINGS: dict[str, dict[str, float]] = {"doudizhu": {"margin": 0.0, "z": 0.5}}

@@ -47,8 +47,8 @@ learned override) and ``agents/weights/G_network.npz`` (network-only); ``trained
 first unless the game's registry record names another file (``GameSpec.trained_weights``):
 in all six games ``trained`` is the network-only file, stronger than the override file (Pao
 De Kuai ships none: ``train.improve``'s never beat ``rules`` there).  The network-only files
-of 4-player Dou Dizhu, Lanxi Wulong and Da Niangniang take the ``"plan"`` context inputs,
-Wakeng's the ``"plan_picks"`` ones (:mod:`agents.context`), which the agent computes at
+of 3- and 4-player Dou Dizhu, Pao De Kuai, Lanxi Wulong and Da Niangniang take the ``"plan"``
+context inputs, Wakeng's the ``"plan_picks"`` ones (:mod:`agents.context`), which the agent computes at
 every decision.
 """
 

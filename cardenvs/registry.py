@@ -123,7 +123,8 @@ register(GameSpec(
     "doudizhu", "doudizhu_v0", "cardenvs.games.doudizhu:DouDizhu", 3,
     "cardenvs/DouDizhu-Seat-v0", "docs/rules/doudizhu.md", game_args=(3,),
     roles=("landlord", "farmer"), default_slots=1024, rules_part="rules:DouDizhuPart",
-    # the network-only agent: +1.20 a deal over `rules`, +0.64 over the override file doudizhu.npz
+    # the network-only agent with context inputs: +1.82 a deal over `rules`, +0.51 over the
+    # file of 2026-12-02 without them (which beat the override file doudizhu.npz by +0.64)
     trained_weights="doudizhu_network.npz"))
 register(GameSpec(
     "doudizhu4", "doudizhu4_v0", "cardenvs.games.doudizhu:DouDizhu", 4,
@@ -162,5 +163,6 @@ register(GameSpec(
     "cardenvs/PaoDeKuai-Seat-v0", "docs/rules/paodekuai.md", pile="unused", places="winner",
     default_slots=1024, rules_part="rules:PaoDeKuaiPart",
     move_generator="cardenvs.games.paodekuai:gen_rows",
-    # the network-only agent: +2.37 a deal over `rules`, whom train.improve's file only matched
+    # the network-only agent with context inputs: +3.30 a deal over `rules` (whom train.improve's
+    # file only matched), +0.95 over the file of 2026-12-02 without them
     trained_weights="paodekuai_network.npz"))

@@ -328,7 +328,7 @@ def test_rlcard_agent_follows_with_the_smallest_play_of_the_type():
 def test_trained_weights_are_the_files_the_registry_names():
     """``trained`` loads the file the game's registry record names (``agents/weights/<game>.npz``
     when it names none): in all six games its network-only agent (stronger than the override
-    files; all but Dou Dizhu's and Pao De Kuai's with context inputs), so ``trained`` and
+    files; all with context inputs), so ``trained`` and
     ``search``'s default prior play by the network in every decision."""
     import os
 
@@ -339,7 +339,7 @@ def test_trained_weights_are_the_files_the_registry_names():
         path = default_weights_path(name)
         assert path == os.path.join(WEIGHTS_DIR, spec.trained_weights or f"{name}.npz")
         assert os.path.exists(path), path
-    contexts = {"doudizhu": None, "doudizhu4": "plan", "paodekuai": None,
+    contexts = {"doudizhu": "plan", "doudizhu4": "plan", "paodekuai": "plan",
                 "niangniang": "plan", "wulong": "plan", "wakeng": "plan_picks"}
     assert sorted(contexts) == sorted(REGISTRY)
     for name, context in contexts.items():
@@ -363,3 +363,9 @@ def test_trained_weights_are_the_files_the_registry_names():
     net = make_agent("trained", "wakeng").net.meta
     assert net["init"] == "runs/wfit6/wakeng.npz" and net["data"] == ["wk_r3", "wk_r4", "wk_r5"]
     assert wk.net.meta["data"] == ["dw_search_dag3"]
+    # Dou Dizhu's network: the file of 2026-12-02 fitted once more with context inputs
+    ddz = make_agent("trained", "doudizhu").net.meta
+    assert ddz["context"] == "plan" and ddz["data"] == ["ddz_s4"]
+    assert "former" in ddz["init"] and ddz["mode"] == "network"
+    pdk = make_agent("trained", "paodekuai").net.meta
+    assert pdk["context"] == "plan" and pdk["data"] == ["pdk_s4"] and "former" in pdk["init"]

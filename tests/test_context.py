@@ -4,6 +4,7 @@ torch scoring, and a distillation fit that uses them."""
 
 from __future__ import annotations
 
+import os
 import pickle
 
 import numpy as np
@@ -194,8 +195,9 @@ def test_weight_format_with_context_and_its_errors(tmp_path):
 
 
 def test_a_file_without_context_starts_a_context_network_with_the_same_scores(tmp_path):
-    g = cardenvs.make_game("doudizhu")
-    path = agents.trained.default_weights_path("doudizhu")  # doudizhu_network.npz: no context
+    # the shipped network fitted against RLCard's model takes no context inputs
+    g = cardenvs.make_game("doudizhu", preset="rlcard", auction="fixed")
+    path = os.path.join(agents.trained.WEIGHTS_DIR, "doudizhu_rlcard_network.npz")
     base = TrainedAgent(g, weights=path)
     assert base.context is None and base.network_only
     obs_dim, feat_dim = _dims(g)
