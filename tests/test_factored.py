@@ -247,8 +247,13 @@ def test_action_rows_errors_eviction_and_pickle():
 
 
 
-@pytest.mark.parametrize("name", ["doudizhu", "paodekuai"])
-def test_bfloat16_scores_stay_near_float32(name):
+# shipped networks without context inputs, as train.dmc's self-play takes them (the
+# network-only files of every game take context inputs since 2026-12-03): the Dou Dizhu network
+# fitted against RLCard's model (its features are the default action set's) and Wakeng's
+# train.improve network
+@pytest.mark.parametrize("name,file", [("doudizhu", "doudizhu_rlcard_network.npz"),
+                                       ("wakeng", "wakeng_improve.npz")])
+def test_bfloat16_scores_stay_near_float32(name, file):
     """``dtype="bfloat16"`` (``train.dmc --act-dtype``): a trained network's scores within 1% of
     their spread of the float32 Sequential's (measured in Dou Dizhu: 0.3-0.4%), the same best
     action in 95% of positions or more, float32 out; the plain-forward path
@@ -256,7 +261,8 @@ def test_bfloat16_scores_stay_near_float32(name):
     from train.selfplay import torch_scorer
 
     game, batches = _positions(name, steps=(1, 6, 15))
-    net = _shipped_net(os.path.join(WEIGHTS_DIR, f"{name}_network.npz"))
+    net = _shipped_net(os.path.join(WEIGHTS_DIR, file))
+    assert not net.ctx_dim
     seq = _sequential(net)
     half = FactoredScorer(net, game.action_features, game.n_actions, dtype="bfloat16")
     plain_half = torch_scorer(net, dtype="bfloat16")
