@@ -732,9 +732,10 @@ def relabel(game: str, data: str, out: str, teacher: str, blocks: Sequence[str],
             arrays = {k: z[k] for k in z.files}
         action = arrays["action"].copy()
         start = np.concatenate([[0], np.cumsum(arrays["sizes"])])
+        inside = np.isin(g.block_indices(arrays["legal"]), wanted)  # per legal id of the shard
         for i in range(len(action)):
             legal = arrays["legal"][start[i]:start[i + 1]]
-            if not np.isin(g.block_indices(legal), wanted).all():
+            if not inside[start[i]:start[i + 1]].all():
                 continue
             mask[:] = 0
             mask[legal] = 1
