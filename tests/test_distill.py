@@ -97,6 +97,11 @@ def test_collect_refuses_bad_input(tmp_path):
         distill.collect("wakeng", "rules", 2, str(tmp_path / "y"), block=2, progress=False)
     with pytest.raises(ValueError, match="holds wakeng decisions, not doudizhu"):
         distill.fit("doudizhu", str(tmp_path / "y"), progress=False)
+    # 0 minutes is no time limit (as 0 epochs is), so both 0 would never end
+    with pytest.raises(ValueError, match="both 0"):
+        distill.fit("wakeng", str(tmp_path / "y"), minutes=0, epochs=0, progress=False)
+    with pytest.raises(ValueError, match="must be >= 0"):
+        distill.fit("wakeng", str(tmp_path / "y"), minutes=-1, progress=False)
     assert distill.main(["fit", "wakeng", "--data", str(tmp_path / "none")]) == 2
 
 
@@ -123,8 +128,9 @@ def test_fit_learns_the_teacher_and_writes_a_network_only_agent(tmp_path):
     with np.load(data / "shard_000000.npz") as z:  # the same deals, other moves played
         assert not np.array_equal(z["obs"], obs_dag)
     both = distill.fit("wakeng", [str(data), str(dag)], str(tmp_path / "both"), epochs=1,
-                       batch=32, init=res["weights"], eval_deals=4, progress=False)
+                       minutes=0, batch=32, init=res["weights"], eval_deals=4, progress=False)
     assert both["decisions"] > res["decisions"]
+    assert both["epochs"] == 1  # minutes=0: bounded by the epochs alone
     # the evaluation after the epoch: the network against rules on 4 duplicate deals
     (row,) = both["eval"]
     assert row["opponent"] == "rules" and row["deals"] == 4 and row["epoch"] == 1

@@ -29,8 +29,8 @@ and a fourth to combine fits::
   ``--eval-agents`` agent (the same deals each time, the network at one seat and the agent
   at the others; ``eval.csv``: ``diff``, the paired difference per deal, network minus
   agent, as the arena's pairwise line, and ``score``, the network's own; the learning curve
-  ``eval.png``).  ``--minutes`` bounds the fit (evaluations aside); SIGTERM / Ctrl-C stop it
-  after the current step, with the weights it has then written.
+  ``eval.png``).  ``--minutes`` bounds the fit (evaluations aside; 0: only ``--epochs`` does);
+  SIGTERM / Ctrl-C stop it after the current step, with the weights it has then written.
   The weights (``OUT/GAME.npz``, ``"mode": "network"``: every decision is the network's) play
   as ``trained:OUT/GAME.npz``.  ``--context plan`` adds context inputs per (position, card
   play) to the network (``agents/context.py``: the hand planner's view of what each play
@@ -450,6 +450,10 @@ def fit(game: str, data, out: Optional[str] = None, *, options: Optional[dict] =
     folders = [data] if isinstance(data, (str, os.PathLike)) else list(data)
     if not folders:
         raise ValueError("no collection given")
+    if minutes < 0 or epochs < 0:
+        raise ValueError(f"minutes ({minutes}) and epochs ({epochs}) must be >= 0 (0: no limit)")
+    if minutes == 0 and epochs == 0:
+        raise ValueError("minutes and epochs are both 0 (no limit): bound the fit by one of them")
     metas = []
     for folder in folders:
         meta_path = os.path.join(folder, "collect.json")
@@ -509,7 +513,7 @@ def fit(game: str, data, out: Optional[str] = None, *, options: Optional[dict] =
     path = os.path.join(out, f"{game}.npz")
     log_path = os.path.join(out, "fit.csv")
     t0 = time.perf_counter()
-    deadline = t0 + 60.0 * minutes
+    deadline = t0 + 60.0 * minutes if minutes > 0 else float("inf")
     steps = epoch = 0
     hist: list[dict] = []
     evals: list[dict] = []
@@ -554,8 +558,12 @@ def fit(game: str, data, out: Optional[str] = None, *, options: Optional[dict] =
     if progress:
         from tqdm import tqdm
 
-        bar = tqdm(total=round(60 * minutes), unit="s", desc=f"fit {game}", dynamic_ncols=True,
-                   file=sys.stderr, bar_format="{l_bar}{bar}| {n:.0f}/{total:.0f} s {postfix}")
+        # a bar in seconds under a time limit, in epochs without one
+        by_time = minutes > 0
+        bar = tqdm(total=round(60 * minutes) if by_time else epochs,
+                   unit="s" if by_time else "epoch", desc=f"fit {game}", dynamic_ncols=True,
+                   file=sys.stderr, bar_format="{l_bar}{bar}| {n:.%df}/{total:.0f} %s {postfix}"
+                   % ((0, "s") if by_time else (2, "epochs")))
     stopped = None
     with StopSignals() as stop:
         while stop.signum is None and time.perf_counter() < deadline and \
@@ -585,7 +593,8 @@ def fit(game: str, data, out: Optional[str] = None, *, options: Optional[dict] =
                 steps += 1
                 losses.append(float(loss.detach()))
                 if bar is not None:
-                    bar.n = min(bar.total, time.perf_counter() - t0)
+                    bar.n = min(bar.total, time.perf_counter() - t0 if by_time
+                                else epoch + (a + batch) / len(perm))
                     bar.set_postfix(epoch=epoch, loss=f"{np.mean(losses[-50:]):.3f}",
                                     refresh=False)
                     bar.refresh()
@@ -791,7 +800,8 @@ def build_parser() -> argparse.ArgumentParser:
     f.add_argument("--data", action="append", default=None, metavar="DIR",
                    help="a collection (default runs/distill_GAME); repeat to fit on several")
     f.add_argument("--out", default=None, help="where the weights go (default: --data)")
-    f.add_argument("--minutes", type=float, default=20.0)
+    f.add_argument("--minutes", type=float, default=20.0,
+                   help="stop after this many minutes of fitting (0: no limit; then give --epochs)")
     f.add_argument("--epochs", type=int, default=0, help="stop after this many (0: no limit)")
     f.add_argument("--hidden", default="512,256,128")
     f.add_argument("--lr", type=float, default=1e-3)
