@@ -513,7 +513,8 @@ def fit(game: str, data, out: Optional[str] = None, *, options: Optional[dict] =
     path = os.path.join(out, f"{game}.npz")
     log_path = os.path.join(out, "fit.csv")
     t0 = time.perf_counter()
-    deadline = t0 + 60.0 * minutes if minutes > 0 else float("inf")
+    by_time = minutes > 0  # a time limit; without one the epochs alone bound the fit
+    deadline = t0 + 60.0 * minutes if by_time else float("inf")
     steps = epoch = 0
     hist: list[dict] = []
     evals: list[dict] = []
@@ -559,11 +560,10 @@ def fit(game: str, data, out: Optional[str] = None, *, options: Optional[dict] =
         from tqdm import tqdm
 
         # a bar in seconds under a time limit, in epochs without one
-        by_time = minutes > 0
-        bar = tqdm(total=round(60 * minutes) if by_time else epochs,
-                   unit="s" if by_time else "epoch", desc=f"fit {game}", dynamic_ncols=True,
-                   file=sys.stderr, bar_format="{l_bar}{bar}| {n:.%df}/{total:.0f} %s {postfix}"
-                   % ((0, "s") if by_time else (2, "epochs")))
+        unit, digits = ("s", 0) if by_time else ("epochs", 2)
+        bar = tqdm(total=round(60 * minutes) if by_time else epochs, unit=unit,
+                   desc=f"fit {game}", dynamic_ncols=True, file=sys.stderr,
+                   bar_format="{l_bar}{bar}| {n:.%df}/{total:.0f} %s {postfix}" % (digits, unit))
     stopped = None
     with StopSignals() as stop:
         while stop.signum is None and time.perf_counter() < deadline and \
