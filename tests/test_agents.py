@@ -369,3 +369,8 @@ def test_trained_weights_are_the_files_the_registry_names():
     assert "former" in ddz["init"] and ddz["mode"] == "network"
     pdk = make_agent("trained", "paodekuai").net.meta
     assert pdk["context"] == "plan" and pdk["data"] == ["pdk_s4"] and "former" in pdk["init"]
+    # Da Niangniang's network: made from scratch in 86 minutes (a fit to the override file's
+    # labels, then four rounds of search's labels, every fit with the context inputs)
+    nn = make_agent("trained", "niangniang").net.meta
+    assert nn["data"] == ["nn2/s1", "nn2/s2", "nn2/s3", "nn2/s4"] and nn["wall_minutes"] == 86
+    assert nn["init"].startswith("runs/nn2/ft/") and nn["decisions"] == 297919
