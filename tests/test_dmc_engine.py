@@ -277,3 +277,37 @@ def test_act_dtype_bfloat16_plays_and_bad_values_are_refused(tmp_path):
         DMC(_cfg(tmp_path / "b", act_dtype="float16"))
     with pytest.raises(ValueError, match="needs the vector engine"):
         DMC(_cfg(tmp_path / "c", act_dtype="bfloat16", engine="lockstep"))
+
+
+def test_curves_from_arena_results(tmp_path):
+    """``--arena RESULT:MINUTES``: a recipe's curve drawn from arena results, the paired
+    difference against the opponent read with its sign and 95% interval."""
+    from cardenvs.arena import run_arena, write_results
+    from train.curves import arena_curves, main as curves_main, read_arena
+
+    res = run_arena("doudizhu", "rules,random", deals=6, seed=3, progress=False)
+    out = tmp_path / "ar"
+    write_results(res, out)
+    spd = res["score_per_deal"]
+    d = np.asarray(spd["rules"], float) - np.asarray(spd["random"], float)
+    half = 1.959963984540054 * d.std(ddof=1) / np.sqrt(d.size)
+    row = read_arena(str(out), "random")  # the directory: its one arena_*.json
+    assert row["deals"] == 6 and row["diff"] == pytest.approx(d.mean())
+    assert row["diff_ci"] == pytest.approx(half)
+    # the opponent named first in the pairing: the difference turns sign
+    assert read_arena(str(out), "rules")["diff"] == pytest.approx(-d.mean())
+    # points sorted by minutes, one curve per label
+    curves = arena_curves([f"{out}:30", f"{out}:10", f"{out}:5:other"], "random", "recipe")
+    assert [(c[0], [r["train_s"] for r in c[1]]) for c in curves] == [
+        ("recipe", [600.0, 1800.0]), ("other", [300.0])]
+    png = tmp_path / "c.png"
+    assert curves_main(["--arena", f"{out}:7.5", "--arena", f"{out}:20", "--opponent", "random",
+                        "--out", str(png)]) == 0 and _is_png(png)
+    # clear errors: no such opponent, a bad MINUTES, no arena result
+    with pytest.raises(ValueError, match="no pairing against 'search'"):
+        read_arena(str(out), "search")
+    with pytest.raises(ValueError, match="MINUTES must be a number"):
+        arena_curves([f"{out}:soon"], "random")
+    with pytest.raises(ValueError, match="0 arena results"):
+        read_arena(str(tmp_path), "random")
+    assert curves_main(["--arena", f"{out}:1", "--opponent", "search", "--out", str(png)]) == 2

@@ -8,14 +8,26 @@ mean score when a log has no difference column (runs from before it was logged).
     python -m train.curves runs/a:engine runs/b:lockstep        # DIR:LABEL names a curve
 
 A run resumed from a checkpoint continues its clock (``train_s`` counts every session), so a
-curve spans all of its sessions.  ``--offset-minutes`` shifts a curve (``DIR:LABEL:MIN``, e.g.
-the minutes of the run a ``--init`` warm start came from).
+curve spans all of its sessions.  A third field shifts a curve by minutes (``DIR:LABEL:MIN``,
+e.g. the minutes of the run a ``--init`` warm start came from).
+
+A recipe of several commands (``train.distill`` collections and fits) has no one log; its
+curve is drawn from the arena results of its networks, each placed at the recipe minute its
+network was ready (``--arena RESULT:MINUTES[:LABEL]``, repeatable; ``RESULT`` is the JSON
+``cardenvs arena --out`` writes, or its directory; the points of one ``LABEL`` make one
+curve, default ``--arena-label``).  The paired difference against ``--opponent`` and its 95% CI are
+read from the result, so the PNG needs no hand-written table:
+
+    python -m train.curves --arena runs/wk8/ar_f1:7.55 --arena runs/wk8/ar_f2:23.5 \
+        --arena runs/wk8/ar_f3:38.9 --arena runs/wk8/ar_f4:55.38 --out distill_wakeng.png
 """
 
 from __future__ import annotations
 
 import argparse
 import csv
+import glob
+import json
 import os
 import sys
 from typing import Optional, Sequence
@@ -30,6 +42,61 @@ def read_eval(run: str, opponent: str) -> list[dict]:
         rows = [r for r in csv.DictReader(f) if r.get("opponent") == opponent]
     return [{k: (float(v) if k != "opponent" and v not in ("", None) else v) for k, v in r.items()}
             for r in rows]
+
+
+def read_arena(result: str, opponent: str) -> dict:
+    """One evaluation row (``train_s`` 0; the caller places it) from an arena result:
+    ``diff`` and ``diff_ci`` (half the 95% interval) of the pairing against ``opponent``
+    (an agent's label or spec in the result; the sign turned when the opponent is named
+    first), ``deals``.  ``result``: the JSON ``cardenvs arena --out DIR`` writes, or ``DIR``
+    holding exactly one."""
+    path = result
+    if os.path.isdir(result):
+        found = sorted(glob.glob(os.path.join(result, "arena_*.json")))
+        if len(found) != 1:
+            raise ValueError(f"{result!r} holds {len(found)} arena results (arena_*.json); "
+                             "name the file")
+        path = found[0]
+    if not os.path.exists(path):
+        raise ValueError(f"no arena result at {path!r}")
+    try:
+        with open(path) as f:
+            res = json.load(f)
+        pairs, specs, deals = res["pairwise"], res.get("agent_specs", {}), int(res["deals"])
+    except (OSError, ValueError, KeyError, TypeError) as e:
+        raise ValueError(f"{path!r} is not an arena result ({e})") from None
+
+    def is_opp(label: str) -> bool:
+        return label == opponent or specs.get(label) == opponent
+
+    for pair, st in pairs.items():
+        left, _, right = pair.partition(" - ")
+        if is_opp(right) == is_opp(left):
+            continue
+        sign = 1.0 if is_opp(right) else -1.0
+        lo, hi = st["ci"]
+        return {"opponent": opponent, "train_s": 0.0, "diff": sign * float(st["score_diff"]),
+                "diff_ci": (float(hi) - float(lo)) / 2, "deals": float(deals), "source": path}
+    raise ValueError(f"{path!r} has no pairing against {opponent!r} (pairs: {', '.join(pairs) or 'none'})")
+
+
+def arena_curves(specs: Sequence[str], opponent: str,
+                 default_label: str = "arena") -> list[tuple[str, list[dict], float]]:
+    """``--arena RESULT:MINUTES[:LABEL]`` specs as curves (one per label, ``default_label``
+    where a spec names none, in the order the labels first appear; points by minutes)."""
+    by_label: dict[str, list[dict]] = {}
+    for spec in specs:
+        parts = spec.split(":")
+        if len(parts) not in (2, 3) or not parts[0]:
+            raise ValueError(f"--arena {spec!r}: expected RESULT:MINUTES[:LABEL]")
+        try:
+            minutes = float(parts[1])
+        except ValueError:
+            raise ValueError(f"--arena {spec!r}: MINUTES must be a number, got {parts[1]!r}") from None
+        row = read_arena(parts[0], opponent)
+        row["train_s"] = 60.0 * minutes
+        by_label.setdefault(parts[2] if len(parts) == 3 and parts[2] else default_label, []).append(row)
+    return [(label, sorted(rows, key=lambda r: r["train_s"]), 0.0) for label, rows in by_label.items()]
 
 
 def plot(curves: list[tuple[str, list[dict], float]], path: str, title: str, opponent: str) -> None:
@@ -60,11 +127,18 @@ def plot(curves: list[tuple[str, list[dict], float]], path: str, title: str, opp
 
 def main(argv: Optional[Sequence[str]] = None) -> int:
     p = argparse.ArgumentParser(prog="python -m train.curves", description=__doc__.split("\n\n")[0])
-    p.add_argument("runs", nargs="+", help="run directories (or eval.csv files), DIR[:LABEL[:MINUTES]]")
+    p.add_argument("runs", nargs="*", help="run directories (or eval.csv files), DIR[:LABEL[:MINUTES]]")
+    p.add_argument("--arena", action="append", default=[], metavar="RESULT:MINUTES[:LABEL]",
+                   help="an arena result (JSON or its --out directory) as a point at MINUTES; "
+                        "repeatable, one curve per LABEL (default: --arena-label)")
+    p.add_argument("--arena-label", default="arena", metavar="LABEL",
+                   help="the label of --arena points that name none")
     p.add_argument("--opponent", default="rules")
     p.add_argument("--out", default="curves.png")
     p.add_argument("--title", default=None)
     a = p.parse_args(argv)
+    if not a.runs and not a.arena:
+        p.error("give run directories or --arena results")
     curves = []
     try:
         for spec in a.runs:
@@ -76,6 +150,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
             if not rows:
                 raise ValueError(f"{run!r} has no evaluation against {a.opponent!r}")
             curves.append((label, rows, off))
+        curves += arena_curves(a.arena, a.opponent, a.arena_label)
     except ValueError as e:
         print(f"error: {e}", file=sys.stderr)
         return 2
