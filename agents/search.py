@@ -23,8 +23,8 @@ With a ``prior`` (default the shipped ``trained`` agent, where it plays the game
 move is one of the candidates and is kept unless another beats it, world by world, by more
 than ``margin`` plus ``z`` standard errors.  Auction bids are the prior's (``bids=True``
 searches them too); ``margin=inf`` plays as the prior without spending a rollout
-(:data:`GAME_SETTINGS` holds per-game defaults of ``margin`` and ``z`` where they differ
-from :data:`DEFAULT_MARGIN` and :data:`DEFAULT_Z`).
+(:data:`GAME_SETTINGS` holds the defaults of ``margin`` and ``z`` where they differ from
+:data:`DEFAULT_MARGIN` and :data:`DEFAULT_Z`, by game and preset).
 
 Budget: ``rollouts`` per decision (default :data:`DEFAULT_ROLLOUTS`, split as
 ``worlds = rollouts // candidates``, at least :data:`MIN_WORLDS`), or ``ms`` per decision
@@ -60,21 +60,34 @@ DEFAULT_PRIOR = "trained"
 DEFAULT_MARGIN = 0.25
 #: ... and by more than this many standard errors of the world-by-world gain
 DEFAULT_Z = 2.0
-#: per-game defaults of ``margin`` and ``z`` where they differ from :data:`DEFAULT_MARGIN` and
-#: :data:`DEFAULT_Z`.  3-player Dou Dizhu trusts its rollouts more: against RLCard's rule model
-#: (``preset="rlcard"``, the same 100 deals at seed 0, paired by deal) margin 0 / z 0.5 scored
-#: +0.47 [-0.07, +1.00] per deal more than margin 0.25 / z 2 (at 1,600 rollouts; margin 0 /
-#: z 0.5 scored the same at 400 and 1,600) and +0.55 [+0.09, +1.00] more than margin 0 / z 0;
-#: against ``rules`` the same as margin 0.25 / z 2 (+2.78 and +2.74 per deal, 100 deals).
-#: With the network prior of 2026-12-03 (context inputs; seed 0, 1,000 deals each) margin 0
-#: / z 0.5 still wins 91.7% / 90.3% of deals against RLCard's model (rollouts=1200,
-#: max_candidates=12, epsilon=0.1, opponents="greedy", win_loss) where 0.25 / 2 wins 87.9% /
-#: 85.6%, but against the prior itself it gains +0.17 [-0.08, +0.42] a deal where 0.25 / 2
-#: gains +0.68 [+0.46, +0.90] (against ``rules``: +2.48 and +2.60): a strong prior is worth
-#: keeping more often, so ``search:margin=0.25,z=2`` is the setting for play against it.
+#: defaults of ``margin`` and ``z`` where they differ from :data:`DEFAULT_MARGIN` and
+#: :data:`DEFAULT_Z`, by ``(game name, preset)`` (the ``preset`` option, ``None`` for the
+#: rules pages' own game): :func:`default_settings`.  3-player Dou Dizhu under
+#: ``preset="rlcard"``, where RLCard's rule model plays, trusts its rollouts more: against
+#: that model (the same 100 deals at seed 0, paired by deal) margin 0 / z 0.5 scored +0.47
+#: [-0.07, +1.00] per deal more than margin 0.25 / z 2 (at 1,600 rollouts; margin 0 / z 0.5
+#: scored the same at 400 and 1,600) and +0.55 [+0.09, +1.00] more than margin 0 / z 0; with
+#: the network prior of 2026-12-03 (context inputs; seed 0, 1,000 deals each) margin 0 /
+#: z 0.5 wins 91.7% / 90.3% of deals against it (rollouts=1200, max_candidates=12,
+#: epsilon=0.1, opponents="greedy", win_loss) where 0.25 / 2 wins 87.9% / 85.6%.  Under the
+#: rules pages' own Dou Dizhu the strong prior is worth keeping more often: against the prior
+#: itself 0.25 / 2 gains +0.68 [+0.46, +0.90] a deal where 0 / 0.5 gains +0.17 [-0.08,
+#: +0.42], and against ``rules`` +2.60 [+2.31, +2.89] where 0 / 0.5 gains +2.48 [+2.22,
+#: +2.75] (until 2026-12-04 0 / 0.5 was the game's default under every preset).
 #: 4-player Dou Dizhu had ``margin=inf`` while the former rollout policy's lone landlord lost
 #: to ``rules`` farmers; it searches now.
-GAME_SETTINGS: dict[str, dict[str, float]] = {"doudizhu": {"margin": 0.0, "z": 0.5}}
+GAME_SETTINGS: dict[tuple[str, Optional[str]], dict[str, float]] = {
+    ("doudizhu", "rlcard"): {"margin": 0.0, "z": 0.5},
+}
+
+
+def default_settings(game) -> dict[str, float]:
+    """``margin`` and ``z`` of ``search`` by default in ``game`` (a compiled game or registry
+    name, default options): :data:`GAME_SETTINGS` for its name and ``preset`` option, else
+    :data:`DEFAULT_MARGIN` and :data:`DEFAULT_Z`."""
+    game = as_game(game)
+    own = GAME_SETTINGS.get((game.info.name, game.options.get("preset")), {})
+    return {"margin": own.get("margin", DEFAULT_MARGIN), "z": own.get("z", DEFAULT_Z)}
 #: search the auction's bids too (by default a bid is the prior's, or the policy's): rollouts
 #: of the rollout policy misjudge a bid (its farmers defend worse than real ones, so being
 #: the landlord looks better than it is), and in 4-player Dou Dizhu searched bids lost
@@ -235,9 +248,9 @@ class SearchAgent(_StatefulAgent):
         prior: agent whose move is kept unless a candidate clearly beats it (``None``: the
             best candidate); ignored where that agent cannot play the game.
         margin, z: "clearly": a mean gain over the prior's move above ``margin`` plus ``z``
-            standard errors (defaults: the game's :data:`GAME_SETTINGS`, else
-            :data:`DEFAULT_MARGIN` and :data:`DEFAULT_Z`; ``margin=inf`` plays the prior's
-            moves without searching).
+            standard errors (defaults: :func:`default_settings`, the game's and preset's
+            :data:`GAME_SETTINGS`, else :data:`DEFAULT_MARGIN` and :data:`DEFAULT_Z`;
+            ``margin=inf`` plays the prior's moves without searching).
         bids: search the auction's bids too (default: the prior's bid, or the rollout
             policy's without a prior).
         objective: what a rollout is worth to the mover: ``"reward"`` (default) its return
@@ -293,11 +306,11 @@ class SearchAgent(_StatefulAgent):
         if prior is not None and not isinstance(prior, str):
             raise TypeError(f"prior must be an agent name or None, got {type(prior).__name__}")
         game = as_game(game)
-        own = GAME_SETTINGS.get(game.info.name, {})
+        own = default_settings(game)
         if margin is None:
-            margin = own.get("margin", DEFAULT_MARGIN)
+            margin = own["margin"]
         if z is None:
-            z = own.get("z", DEFAULT_Z)
+            z = own["z"]
         if isinstance(margin, bool) or not isinstance(margin, (int, float)) or not margin >= 0:
             raise ValueError(f"margin must be a number >= 0, got {margin!r}")
         if isinstance(z, bool) or not isinstance(z, (int, float)) or z < 0:

@@ -229,16 +229,25 @@ def test_infinite_margin_plays_the_prior_without_searching():
 
 
 def test_per_game_defaults_and_explicit_settings():
-    """``GAME_SETTINGS`` gives 3-player Dou Dizhu margin 0 / z 0.5; other games take
+    """``GAME_SETTINGS`` gives 3-player Dou Dizhu under ``preset="rlcard"`` margin 0 / z 0.5;
+    the rules pages' Dou Dizhu, its other presets and the other games take
     :data:`DEFAULT_MARGIN` / :data:`DEFAULT_Z`; explicit arguments win over both."""
-    ddz = cardenvs.make_game("doudizhu")
-    a = SearchAgent(ddz, seed=0)
+    from agents.search import default_settings
+
+    rl = cardenvs.make_game("doudizhu", preset="rlcard")
+    a = SearchAgent(rl, seed=0)
     assert (a.margin, a.z) == (0.0, 0.5)
-    b = SearchAgent(ddz, seed=0, margin=0.25, z=2.0)
+    assert default_settings(rl) == {"margin": 0.0, "z": 0.5}
+    b = SearchAgent(rl, seed=0, margin=0.25, z=2.0)
     assert (b.margin, b.z) == (0.25, 2.0)
-    w = SearchAgent(cardenvs.make_game("wakeng"), seed=0)
-    assert (w.margin, w.z) == (DEFAULT_MARGIN, DEFAULT_Z) == (0.25, 2.0)
-    assert SearchAgent(ddz, seed=0, z=1.0).margin == 0.0  # one given, the other per game
+    assert SearchAgent(rl, seed=0, z=1.0).margin == 0.0  # one given, the other by default
+    assert (DEFAULT_MARGIN, DEFAULT_Z) == (0.25, 2.0)
+    for game in (cardenvs.make_game("doudizhu"), cardenvs.make_game("doudizhu", preset="douzero"),
+                 cardenvs.make_game("wakeng"), "doudizhu4"):
+        s = SearchAgent(game, seed=0)
+        assert (s.margin, s.z) == (0.25, 2.0)
+        assert default_settings(game) == {"margin": 0.25, "z": 2.0}
+    assert SearchAgent("doudizhu", seed=0, margin=0.0).z == 2.0
 
 
 def test_bad_search_options_are_refused():
