@@ -138,8 +138,8 @@ register(GameSpec(
     "cardenvs/Wakeng-Seat-v0", "docs/rules/wakeng.md", roles=("digger", "farmer"),
     zones=(("buried", "cardenvs.games.wakeng:BURIED"),), default_slots=128,
     rules_part="rules:WakengPart",
-    # the network-only agent with context inputs for its card plays and burials (55 minutes
-    # of train.distill): +4.87 a deal over `rules`, +0.81 over the override file wakeng.npz
+    # the network-only agent with context inputs for its card plays and burials (76 minutes
+    # of train.distill): +5.55 a deal over `rules`, +1.07 over the override file wakeng.npz
     # head to head
     trained_weights="wakeng_network.npz"))
 register(GameSpec(
