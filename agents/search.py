@@ -88,6 +88,8 @@ def default_settings(game) -> dict[str, float]:
     game = as_game(game)
     own = GAME_SETTINGS.get((game.info.name, game.options.get("preset")), {})
     return {"margin": own.get("margin", DEFAULT_MARGIN), "z": own.get("z", DEFAULT_Z)}
+
+
 #: search the auction's bids too (by default a bid is the prior's, or the policy's): rollouts
 #: of the rollout policy misjudge a bid (its farmers defend worse than real ones, so being
 #: the landlord looks better than it is), and in 4-player Dou Dizhu searched bids lost

@@ -74,9 +74,13 @@ def read_arena(result: str, opponent: str) -> dict:
         if is_opp(right) == is_opp(left):
             continue
         sign = 1.0 if is_opp(right) else -1.0
-        lo, hi = st["ci"]
-        return {"opponent": opponent, "train_s": 0.0, "diff": sign * float(st["score_diff"]),
-                "diff_ci": (float(hi) - float(lo)) / 2, "deals": float(deals), "source": path}
+        try:
+            lo, hi = st["ci"]
+            diff, half = sign * float(st["score_diff"]), (float(hi) - float(lo)) / 2
+        except (KeyError, TypeError, ValueError) as e:
+            raise ValueError(f"{path!r}: the pairing {pair!r} is malformed ({e!r})") from None
+        return {"opponent": opponent, "train_s": 0.0, "diff": diff, "diff_ci": half,
+                "deals": float(deals), "source": path}
     raise ValueError(f"{path!r} has no pairing against {opponent!r} (pairs: {', '.join(pairs) or 'none'})")
 
 
