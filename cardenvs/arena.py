@@ -26,6 +26,11 @@ Statistics (all from the rewards the environment pays):
 * *by role* (one-against-the-rest games): games, win rate with a Wilson 95% interval (over
   games) and mean score of each agent in each role.
 
+*Comparing two results* (:func:`compare_results`, ``cardenvs compare A B``): two arenas of
+the same deals (game, options, seed), each an agent against one opponent, paired deal by
+deal: the difference of the two agents' paired differences, with its interval, which the
+luck of the deals does not widen.
+
 Agents come from the registry in ``agents`` (``random``, ``rules``, ``rlcard``, ``trained``...),
 imported only when the arena runs.  Results print as a table and are written as JSON and a
 PNG chart (matplotlib) to ``out``.
@@ -882,6 +887,106 @@ def write_results(res: dict, out_dir) -> tuple[Path, Optional[Path]]:
     fig.savefig(buf, format="png", dpi=110)
     plt.close(fig)
     return jpath, write_atomic(out / f"{stem}.png", buf.getvalue())
+
+
+def load_result(result) -> tuple[dict, str]:
+    """An arena result and its path: ``result`` is the JSON ``cardenvs arena --out DIR``
+    writes, or ``DIR`` holding exactly one (``ValueError`` otherwise, or for a file that is
+    not an arena result)."""
+    path = os.fspath(result)
+    if os.path.isdir(path):
+        found = sorted(Path(path).glob("arena_*.json"))
+        if len(found) != 1:
+            raise ValueError(f"{path!r} holds {len(found)} arena results (arena_*.json); "
+                             "name the file")
+        path = str(found[0])
+    if not os.path.exists(path):
+        raise ValueError(f"no arena result at {path!r}")
+    try:
+        with open(path) as f:
+            res = json.load(f)
+        for key in ("game", "agents", "deals", "seed", "pairwise"):
+            res[key]
+    except (OSError, ValueError, KeyError, TypeError) as e:
+        raise ValueError(f"{path!r} is not an arena result ({e})") from None
+    return res, path
+
+
+def _label_of(res: dict, name: str) -> Optional[str]:
+    """The label of the agent called ``name`` (its label or its spec) in ``res``."""
+    specs = res.get("agent_specs") or {}
+    for lab in res["agents"]:
+        if lab == name or specs.get(lab) == name:
+            return lab
+    return None
+
+
+def paired_scores(res: dict, opponent: str, path: str = "the result") -> tuple[str, np.ndarray]:
+    """The agent against ``opponent`` in a two-agent arena result and, per deal, its score
+    minus the opponent's (the duplicate-paired difference the arena's pairwise line averages)."""
+    opp = _label_of(res, opponent)
+    if opp is None:
+        raise ValueError(f"{path}: no agent {opponent!r} (agents: {', '.join(res['agents'])})")
+    others = [lab for lab in res["agents"] if lab != opp]
+    if len(others) != 1:
+        raise ValueError(f"{path}: compare takes results of two agents; this one has "
+                         f"{len(res['agents'])} ({', '.join(res['agents'])})")
+    try:
+        per = res["score_per_deal"]
+        d = np.asarray(per[others[0]], np.float64) - np.asarray(per[opp], np.float64)
+    except (KeyError, TypeError, ValueError) as e:
+        raise ValueError(f"{path}: no per-deal scores ({e!r}); rerun the arena") from None
+    if d.ndim != 1 or len(d) != int(res["deals"]):
+        raise ValueError(f"{path}: {len(d)} per-deal scores for {res['deals']} deals")
+    return others[0], d
+
+
+def compare_results(first, second, opponent: str = "rules") -> dict:
+    """Two arena results of the same deals, each an agent against ``opponent``, compared deal
+    by deal: ``diff``, the mean over deals of (first agent - opponent) - (second agent -
+    opponent), and its 95% interval ``ci``; ``first`` and ``second`` hold each result's agent
+    (``agent``, its ``spec``), its own paired difference ``score`` and ``ci``.
+
+    The results must share the game, options, seed and lineup mode, so that their deals are
+    the same (the first ``deals`` deals of a seed are the same whatever their number, so the
+    common prefix is compared when the numbers differ: ``deals``)."""
+    (ra, pa), (rb, pb) = load_result(first), load_result(second)
+    for key in ("game", "options", "seed", "lineup_mode"):
+        if ra.get(key) != rb.get(key):
+            raise ValueError(f"the results were played on different deals: {key} "
+                             f"{ra.get(key)!r} in {pa!r}, {rb.get(key)!r} in {pb!r}")
+    la, da = paired_scores(ra, opponent, pa)
+    lb, db = paired_scores(rb, opponent, pb)
+    n = min(len(da), len(db))
+    if n < 2:
+        raise ValueError(f"compare needs at least 2 common deals, the results have {n}")
+    da, db = da[:n], db[:n]
+    out = {"game": ra["game"], "options": ra.get("options", {}), "seed": ra["seed"],
+           "deals": n, "opponent": opponent}
+    for key, res, lab, d, path in (("first", ra, la, da, pa), ("second", rb, lb, db, pb)):
+        m, lo, hi = mean_ci(d)
+        out[key] = {"result": path, "agent": lab, "deals": int(res["deals"]),
+                    "spec": (res.get("agent_specs") or {}).get(lab, lab), "score": m,
+                    "ci": [lo, hi]}
+    m, lo, hi = mean_ci(da - db)
+    out["diff"], out["ci"] = m, [lo, hi]
+    return out
+
+
+def format_comparison(c: dict) -> str:
+    """The table ``cardenvs compare`` prints."""
+    a, b = c["first"], c["second"]
+    w = max(len(a["spec"]), len(b["spec"]), len("first - second"))
+    opts = ", ".join(f"{k}={v}" for k, v in sorted(c["options"].items()))
+    held = (a.get("deals"), b.get("deals"))
+    note = "" if held[0] == held[1] else f" (the first of {held[0]} and {held[1]})"
+    lines = [f"{c['game']}{' (' + opts + ')' if opts else ''}: {c['deals']} deals{note}, seed "
+             f"{c['seed']}; each agent's score minus that of {c['opponent']}, paired by deal"]
+    for x in (a, b):
+        lines.append(f"  {x['spec']:<{w}}  {_f(x['score'])} [{_f(x['ci'][0])}, {_f(x['ci'][1])}]")
+    lines.append(f"  {'first - second':<{w}}  {_f(c['diff'])} [{_f(c['ci'][0])}, "
+                 f"{_f(c['ci'][1])}]")
+    return "\n".join(lines)
 
 
 def _errbar(values: np.ndarray, cis) -> np.ndarray:

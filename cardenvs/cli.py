@@ -5,7 +5,8 @@ uniform-random agents and prints it; ``cardenvs list [GAME]`` shows the games: p
 options, the action layout (id range of each block) and the observation layout (index range
 of each field);
 ``cardenvs moves GAME HAND [PREV]`` asks the rules query API; ``cardenvs arena GAME --agents
-rules,random --deals N`` plays duplicate deals between agents; ``cardenvs play GAME`` lets you
+rules,random --deals N`` plays duplicate deals between agents; ``cardenvs compare A B`` sets
+two arena results of the same deals side by side, deal by deal; ``cardenvs play GAME`` lets you
 play against them in the terminal; ``cardenvs replay FILE.json [--html OUT.html]`` checks a
 replay and prints it or writes an HTML viewer.
 """
@@ -138,6 +139,12 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
                    help="worker processes (default 1); with N > 1 the deals are played in "
                         "blocks of 10, each by agents seeded from (seed, block): the same "
                         "results for every N > 1")
+    cp = sub.add_parser("compare", help="two arena results of the same deals, each an agent "
+                                        "against one opponent, compared deal by deal")
+    cp.add_argument("first", help="an arena result (the JSON, or the --out folder holding one)")
+    cp.add_argument("second", help="another, of the same game, options and seed")
+    cp.add_argument("--opponent", default="rules",
+                    help="the agent both results played against (label or spec; default rules)")
     pl = sub.add_parser("play", help="play a deal in the terminal against agents")
     pl.add_argument("game")
     pl.add_argument("--agents", default="rules",
@@ -187,6 +194,10 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
                 return 130
             finally:
                 signal.signal(signal.SIGTERM, old)
+        elif args.cmd == "compare":
+            from .arena import compare_results, format_comparison
+
+            print(format_comparison(compare_results(args.first, args.second, args.opponent)))
         elif args.cmd == "replay":
             from .replay_html import main_replay
 

@@ -484,3 +484,86 @@ def test_parallel_arena_same_for_any_jobs_and_resumes(tmp_path, monkeypatch):
     # the random agent's choices are seeded per block: another arena than the serial one
     serial = run_arena(**kw)
     assert serial["score_per_deal"] != three["score_per_deal"]
+
+
+# -- compare ----------------------------------------------------------------------------------------
+
+
+def _result(agents, per_deal, seed=0, game="wakeng", options=None):
+    """A minimal arena result of two agents (what ``compare`` reads)."""
+    return {"game": game, "options": options or {}, "agents": list(agents), "deals": len(per_deal[agents[0]]),
+            "seed": seed, "lineup_mode": "rotate", "pairwise": {f"{agents[0]} - {agents[1]}": {}},
+            "score_per_deal": per_deal, "agent_specs": {a: a for a in agents}}
+
+
+def test_compare_known_case(tmp_path, capsys):
+    from cardenvs.arena import compare_results
+
+    a = tmp_path / "a.json"
+    a.write_text(json.dumps(_result(["x", "rules"], {"x": [1, 3, 2], "rules": [-1, -3, -2]})))
+    b = tmp_path / "b"
+    b.mkdir()  # a folder holding one result, as `arena --out` leaves it
+    (b / "arena_wakeng_rules_y.json").write_text(json.dumps(
+        _result(["rules", "y"], {"y": [0, 1], "rules": [0, -1]})))
+    c = compare_results(a, b)
+    # per deal x - rules = 2, 6, 4 and y - rules = 0, 2: the 2 common deals differ by 2, 4:
+    # mean 3, s = sqrt(2), half width 1.959964 * sqrt(2) / sqrt(2) = 1.959964
+    assert c["deals"] == 2 and c["first"]["agent"] == "x" and c["second"]["agent"] == "y"
+    assert c["diff"] == pytest.approx(3.0)
+    assert c["ci"] == pytest.approx([3 - 1.959964, 3 + 1.959964], abs=1e-6)
+    # x over those 2 deals: 2, 6: mean 4, s = 2 sqrt(2), half width 1.959964 * 2 = 3.919928
+    assert c["first"]["score"] == pytest.approx(4.0)
+    assert c["first"]["ci"] == pytest.approx([4 - 3.919928, 4 + 3.919928], abs=1e-6)
+    assert c["second"]["score"] == pytest.approx(1.0)
+    assert main(["compare", str(a), str(b)]) == 0
+    out = capsys.readouterr().out
+    assert "2 deals (the first of 3 and 2)" in out and "first - second" in out
+    assert "+3.000 [+1.040, +4.960]" in out
+
+
+def test_compare_rejects_results_of_other_deals(tmp_path, capsys):
+    from cardenvs.arena import compare_results
+
+    def put(name, res):
+        p = tmp_path / name
+        p.write_text(json.dumps(res))
+        return p
+
+    base = put("a.json", _result(["x", "rules"], {"x": [1, 2], "rules": [-1, -2]}))
+    with pytest.raises(ValueError, match="seed"):
+        compare_results(base, put("s.json", _result(["x", "rules"], {"x": [1, 2], "rules": [0, 0]}, seed=1)))
+    with pytest.raises(ValueError, match="options"):
+        compare_results(base, put("o.json", _result(["x", "rules"], {"x": [1, 2], "rules": [0, 0]},
+                                                    options={"open_hand": True})))
+    with pytest.raises(ValueError, match="no agent 'rules'"):
+        compare_results(base, put("h.json", _result(["x", "y"], {"x": [1, 2], "y": [0, 0]})))
+    three = _result(["x", "y", "rules"], {"x": [1, 2], "y": [0, 0], "rules": [0, 0]})
+    with pytest.raises(ValueError, match="two agents"):
+        compare_results(base, put("t.json", three))
+    with pytest.raises(ValueError, match="at least 2 common deals"):
+        compare_results(base, put("one.json", _result(["x", "rules"], {"x": [1], "rules": [0]})))
+    with pytest.raises(ValueError, match="not an arena result"):
+        compare_results(base, put("bad.json", {"game": "wakeng"}))
+    (tmp_path / "two").mkdir()
+    for n in ("arena_a.json", "arena_b.json"):
+        (tmp_path / "two" / n).write_text(base.read_text())
+    with pytest.raises(ValueError, match="holds 2 arena results"):
+        compare_results(base, tmp_path / "two")
+    assert main(["compare", str(base), str(tmp_path / "nothing.json")]) == 2
+    assert "no arena result at" in capsys.readouterr().err
+
+
+def test_compare_two_arenas_of_the_same_deals(tmp_path):
+    """Real arenas: the comparison equals the difference of their pairwise lines when the
+    deals are the same in number, and the per-deal scores it pairs are the arena's own."""
+    from cardenvs.arena import compare_results
+
+    r1 = run_arena("wakeng", "random,rules", deals=4, seed=5, progress=False)
+    r2 = run_arena("wakeng", "rules,rollout", deals=4, seed=5, progress=False)
+    p1, _ = write_results(r1, tmp_path / "one")
+    p2, _ = write_results(r2, tmp_path / "two")
+    c = compare_results(p1, p2)
+    assert c["first"]["score"] == pytest.approx(r1["pairwise"]["random - rules"]["score_diff"])
+    assert c["second"]["score"] == pytest.approx(-r2["pairwise"]["rules - rollout"]["score_diff"])
+    assert c["diff"] == pytest.approx(c["first"]["score"] - c["second"]["score"])
+    assert c["second"]["spec"] == "rollout"

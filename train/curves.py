@@ -26,8 +26,6 @@ from __future__ import annotations
 
 import argparse
 import csv
-import glob
-import json
 import os
 import sys
 from typing import Optional, Sequence
@@ -50,20 +48,12 @@ def read_arena(result: str, opponent: str) -> dict:
     (an agent's label or spec in the result; the sign turned when the opponent is named
     first), ``deals``.  ``result``: the JSON ``cardenvs arena --out DIR`` writes, or ``DIR``
     holding exactly one."""
-    path = result
-    if os.path.isdir(result):
-        found = sorted(glob.glob(os.path.join(result, "arena_*.json")))
-        if len(found) != 1:
-            raise ValueError(f"{result!r} holds {len(found)} arena results (arena_*.json); "
-                             "name the file")
-        path = found[0]
-    if not os.path.exists(path):
-        raise ValueError(f"no arena result at {path!r}")
+    from cardenvs.arena import load_result
+
+    res, path = load_result(result)
     try:
-        with open(path) as f:
-            res = json.load(f)
         pairs, specs, deals = res["pairwise"], res.get("agent_specs", {}), int(res["deals"])
-    except (OSError, ValueError, KeyError, TypeError) as e:
+    except (KeyError, TypeError, ValueError) as e:
         raise ValueError(f"{path!r} is not an arena result ({e})") from None
 
     def is_opp(label: str) -> bool:
