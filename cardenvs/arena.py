@@ -912,13 +912,14 @@ def load_result(result) -> tuple[dict, str]:
     return res, path
 
 
+def names_agent(res: dict, label: str, name: str) -> bool:
+    """Whether ``name`` (an agent's label or its spec) names the agent ``label`` of ``res``."""
+    return label == name or (res.get("agent_specs") or {}).get(label) == name
+
+
 def _label_of(res: dict, name: str) -> Optional[str]:
     """The label of the agent called ``name`` (its label or its spec) in ``res``."""
-    specs = res.get("agent_specs") or {}
-    for lab in res["agents"]:
-        if lab == name or specs.get(lab) == name:
-            return lab
-    return None
+    return next((lab for lab in res["agents"] if names_agent(res, lab, name)), None)
 
 
 def paired_scores(res: dict, opponent: str, path: str = "the result") -> tuple[str, np.ndarray]:

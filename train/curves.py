@@ -48,16 +48,16 @@ def read_arena(result: str, opponent: str) -> dict:
     (an agent's label or spec in the result; the sign turned when the opponent is named
     first), ``deals``.  ``result``: the JSON ``cardenvs arena --out DIR`` writes, or ``DIR``
     holding exactly one."""
-    from cardenvs.arena import load_result
+    from cardenvs.arena import load_result, names_agent
 
     res, path = load_result(result)
     try:
-        pairs, specs, deals = res["pairwise"], res.get("agent_specs", {}), int(res["deals"])
+        pairs, deals = res["pairwise"], int(res["deals"])
     except (KeyError, TypeError, ValueError) as e:
         raise ValueError(f"{path!r} is not an arena result ({e})") from None
 
     def is_opp(label: str) -> bool:
-        return label == opponent or specs.get(label) == opponent
+        return names_agent(res, label, opponent)
 
     for pair, st in pairs.items():
         left, _, right = pair.partition(" - ")
