@@ -156,6 +156,15 @@ class ObsReader:
         out[:R] = (planes > 0.5).sum(1)
         return out
 
+    def cards_batch(self, obs: np.ndarray, name: str) -> np.ndarray:
+        """:meth:`cards` of every row of ``obs`` (``[n, obs_dim]``): ``int64 [n, 16]``."""
+        a, b = self.layout.offsets[name]
+        R = self.n_ranks
+        planes = np.asarray(obs)[:, a:b].reshape(len(obs), R, (b - a) // R)
+        out = np.zeros((len(obs), 16), np.int64)
+        out[:, :R] = (planes > 0.5).sum(2)
+        return out
+
     def one_hot(self, obs: np.ndarray, name: str) -> int:
         """Index of the set entry of a one-hot field, or -1 when none is set."""
         f = self.field(obs, name)

@@ -80,6 +80,10 @@ class ExitSearchAgent(SearchAgent):
         super()._setup()
         self._net_agent = TrainedAgent(self.game, seed=self._seed, weights=self.weights)
 
+    def prior_agent(self):
+        """The network's agent (the prior of ``own="prior"``)."""
+        return self._net_agent
+
     def set_weights(self, path: str) -> None:
         """Play with another weight file from now on (the trainer's newest network)."""
         net = QNetwork(path)
@@ -88,6 +92,8 @@ class ExitSearchAgent(SearchAgent):
             raise ValueError(f"trained+search cannot use {path!r}: {reason}")
         self.weights = path
         self._net_agent = TrainedAgent(self.game, seed=self._seed, weights=path)
+        if self.own == "prior":
+            self._own = None  # the new network plays the rollouts' own moves too
 
     def _position(self, state: np.ndarray, legal: np.ndarray) -> dict:
         g = self.game

@@ -18,6 +18,8 @@ information; each candidate is applied in each world and the game is played to i
 the rollout policy (one batched numba call over ``worlds x candidates`` games,
 :meth:`cardenvs.vector.VectorGame.rollout`); the candidate with the highest mean return to
 the mover wins (ties: the policy's order).  A forced move (one legal action) costs nothing.
+With ``own`` (e.g. ``"prior"``) the mover's own later moves in the rollouts are an agent's
+(the network), decided for all the rollouts of a decision in one batched call per move.
 
 With a ``prior`` (default the shipped ``trained`` agent, where it plays the game) the prior's
 move is one of the candidates and is kept unless another beats it, world by world, by more
@@ -189,7 +191,7 @@ class _StatefulAgent(Agent):
 
     # -- pickling: the compiled game is rebuilt from its name and options --------------------------
     _TRANSIENT = ("game", "_pp", "_legal_buf", "_tmp", "_scores", "_work", "_vg", "_prior",
-                  "_obs")
+                  "_obs", "_own")
 
     def __getstate__(self):
         d = {k: v for k, v in self.__dict__.items() if k not in self._TRANSIENT}
@@ -267,6 +269,14 @@ class SearchAgent(_StatefulAgent):
             it may, the rollout policy in 39%; the model makes RLCard's move at 98.7% of its
             landlord's follows and 87% of its leads). The mover's partners and its own later
             moves keep the policy.
+        own: who makes the mover's own later decisions in the rollouts: ``None`` (default)
+            the rollout policy, like every seat; ``"prior"`` the prior agent (the network of
+            ``trained+search``); or an agent name (``"trained"``, ``"trained:PATH"``).  That
+            agent decides for all of a decision's rollouts at once
+            (:meth:`cardenvs.vector.VectorGame.rollout` with ``agent``): the candidates are
+            then judged by how they play out under the agent's own continuation instead of
+            the rollout policy's, at the cost of one batched call of the agent per later
+            decision of the mover.
     """
 
     name = "search"
@@ -276,7 +286,12 @@ class SearchAgent(_StatefulAgent):
                  policy: str = "heuristic", epsilon: float = 0.0,
                  prior: Optional[str] = DEFAULT_PRIOR, margin: Optional[float] = None,
                  z: Optional[float] = None, bids: bool = DEFAULT_BIDS,
-                 objective: str = "reward", opponents: Optional[str] = None):
+                 objective: str = "reward", opponents: Optional[str] = None,
+                 own: Optional[str] = None):
+        if own is not None and not isinstance(own, str):
+            raise TypeError(f"own must be None, 'prior' or an agent name, got "
+                            f"{type(own).__name__}")
+        self.own = own
         if opponents not in OPPONENT_MODELS:
             raise ValueError(f"opponents must be one of {OPPONENT_MODELS}, got {opponents!r}")
         if opponents is not None and policy != "heuristic":
@@ -326,6 +341,7 @@ class SearchAgent(_StatefulAgent):
         self.epsilon = float(epsilon)
         self._per_rollout_s = None  # measured cost of one rollout (ms budget)
         super().__init__(game, seed, policy)
+        self.own_agent()  # own="prior" without a prior: refused now, not at the first decision
 
     def _setup(self) -> None:
         super()._setup()
@@ -337,6 +353,28 @@ class SearchAgent(_StatefulAgent):
             if unsupported(self.prior_name, self.game) is None:
                 self._prior = make_agent(self.prior_name, self.game, seed=self._seed)
         self._obs = np.zeros(self.game.layout.size, np.float32)
+        self._own = None
+        if self.own is not None and self.own != "prior":
+            from . import make_agent, unsupported
+
+            reason = unsupported(self.own, self.game)
+            if reason is not None:
+                raise ValueError(f"own={self.own!r} cannot play {self.game.info.name}: {reason}")
+            self._own = make_agent(self.own, self.game, seed=self._seed)
+
+    def prior_agent(self):
+        """The agent whose move is kept unless a candidate clearly beats it (``None``: none)."""
+        return self._prior
+
+    def own_agent(self):
+        """The agent that plays the mover's own later decisions in the rollouts (``own``;
+        ``None``: the rollout policy)."""
+        if self.own == "prior" and self._own is None:
+            self._own = self.prior_agent()
+            if self._own is None:
+                raise ValueError(f"own='prior' needs a prior agent that plays "
+                                 f"{self.game.info.name}; this search has none")
+        return self._own
 
     def prior_action(self, state: np.ndarray, legal: np.ndarray) -> Optional[int]:
         """The prior agent's action at ``state`` (from the seat's own observation)."""
@@ -425,8 +463,9 @@ class SearchAgent(_StatefulAgent):
         vg.load_states(starts, slots)
         seed = int(self.rng.integers(0, 2**62))
         greedy = () if self.opponents is None else self.opponents_of(state)
+        own = self.own_agent()
         ret = vg.rollout(self.policy, seed=seed, slots=slots, epsilon=self.epsilon,
-                         greedy_seats=greedy)
+                         greedy_seats=greedy, agent=own, agent_seats=(seat,) if own is not None else ())
         V = (ret[:, seat] + paid).reshape(K, C)
         if self.objective == "win":
             V = (V > 0).astype(np.float64)

@@ -2,7 +2,12 @@
 legal actions, then ``QNetwork.scores``: dense observation part, action part per legal action)
 against the factored one (``TrainedAgent.scores``: observation part over its nonzero entries,
 action part cached per id), interleaved on the same positions, for every shipped weight file.
-Both paths compute the context inputs of a network that takes them (``agents/context.py``).
+Both paths compute the context inputs of a network that takes them (``agents/context.py``),
+in one batched numba pass (``PlanContext.__call__``, since 2026-12-04); the column "factored,
+context by position" computes them as before, position by position over the rules agent's
+methods (``PlanContext.position``, the reference the tests hold the batched path to), and
+"batched" scores every position in one ``TrainedAgent.act_batch`` call (as a search's
+rollouts and the arena's vectorised callers do).
 
 Usage (from the repository root)::
 
@@ -56,8 +61,9 @@ def main(argv=None) -> int:
              f"`python -m benchmarks.agent_scoring` on {os.cpu_count()} CPUs, load average "
              f"{os.getloadavg()[0]:.1f} at the start, {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}; "
              f"{a.positions} self-play positions per game, best of {a.repeats}.", "",
-             "| weights | legal actions (mean) | former us/decision | factored us/decision | speed-up | max score diff |",
-             "| --- | ---: | ---: | ---: | ---: | ---: |"]
+             "| weights | legal actions (mean) | former us/decision | factored, context by position | "
+             "factored us/decision | speed-up | batched us/decision | max score diff |",
+             "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"]
     for path in sorted(glob.glob(os.path.join(WEIGHTS_DIR, "*.npz"))):
         meta = QNetwork(path).meta
         agent = TrainedAgent(make_game(meta["game"], **meta.get("options", {})), weights=path)
@@ -75,15 +81,34 @@ def main(argv=None) -> int:
         def factored():
             return [agent.scores(o, ids) for o, ids in P]
 
+        def by_position():  # the context as computed until 2026-12-04
+            out = []
+            for o, ids in P:
+                c = None if agent.context is None else agent.context.position(o, ids)
+                out.append(net.scores_ids(o[None, :], ids, np.zeros(len(ids), np.int64),
+                                          agent._rows, g.action_features, c))
+            return out
+
+        obs = np.stack([o for o, _ in P])
+        masks = np.zeros((len(P), g.n_actions), np.int8)
+        for i, (_, ids) in enumerate(P):
+            masks[i, ids] = 1
+
+        def batched():
+            return agent.act_batch(obs, masks)
+
         diff = max(float(np.abs(x - y).max()) for x, y in zip(former(), factored()))
-        best = {"former": np.inf, "factored": np.inf}
+        diff = max([diff] + [float(np.abs(x - y).max()) for x, y in zip(by_position(), factored())])
+        best = {"former": np.inf, "by_position": np.inf, "factored": np.inf, "batched": np.inf}
         for _ in range(a.repeats):
-            for k, f in (("former", former), ("factored", factored)):
+            for k, f in (("former", former), ("by_position", by_position),
+                         ("factored", factored), ("batched", batched)):
                 t0 = time.perf_counter()
                 f()
                 best[k] = min(best[k], (time.perf_counter() - t0) / len(P) * 1e6)
         lines.append(f"| {os.path.basename(path)} | {np.mean([len(i) for _, i in P]):.1f} | {best['former']:.0f} | "
-                     f"{best['factored']:.0f} | {best['former'] / best['factored']:.2f}x | {diff:.1e} |")
+                     f"{best['by_position']:.0f} | {best['factored']:.0f} | "
+                     f"{best['former'] / best['factored']:.2f}x | {best['batched']:.0f} | {diff:.1e} |")
         print(lines[-1], file=sys.stderr, flush=True)
     write_report(lines, a.out)
     return 0

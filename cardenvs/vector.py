@@ -396,14 +396,20 @@ def _load_engine(k_legal, k_encode, tab, opts, offsets, states, slots, iv, legal
 
 
 @njit
-def _rollout_engine(k_legal, k_step, tab, opts, states, slots, pp, kind, eps, rng, returns,
-                    lengths, buf, tmp, scores, work, max_decisions, err):
-    """Play each slot of ``slots`` from its state to the end with the rollout policy
+def _rollout_engine(k_legal, k_step, k_encode, tab, opts, offsets, states, slots, pp, kind, eps,
+                    rng, returns, lengths, buf, tmp, scores, work, max_decisions, err, stop_seats,
+                    waiting, obs, masks):
+    """Play each slot of ``slots`` from its state with the rollout policy
     (:mod:`cardenvs.core.policy`; ``kind`` 0 heuristic, 1 uniform random, 2 heuristic0),
-    adding every step's pay to ``returns[j]`` and counting its decisions in ``lengths[j]``.
-    ``rng[j]`` is slot ``j``'s splitmix64 stream.  Returns 1 with ``err`` filled on an error, else 0.
-    The policy is :func:`~cardenvs.core.policy.policy_choose_play` (no play table: fast) and,
-    where it returns -1, :func:`~cardenvs.core.policy.policy_choose`: the same choices."""
+    adding every step's pay to ``returns[j]`` and counting its decisions in ``lengths[j]``
+    (both accumulate: the caller zeroes them).  ``rng[j]`` is slot ``j``'s splitmix64 stream.
+    A game stops early where a seat with ``stop_seats[seat] == 1`` is to move with two or more
+    legal actions (another agent's decision: :meth:`VectorGame.rollout` with ``agent``):
+    ``waiting[j] = 1``, the seat's observation in ``obs[j]`` and its legal actions in
+    ``masks[j]``; otherwise it plays to the end (``waiting[j] = 0``).  Returns 1 with ``err``
+    filled on an error, else 0.  The policy is :func:`~cardenvs.core.policy.policy_choose_play`
+    (no play table: fast) and, where it returns -1, :func:`~cardenvs.core.policy.policy_choose`:
+    the same choices."""
     n_players = returns.shape[1]
     counts = tab.counts
     for q in range(err.shape[0]):
@@ -411,15 +417,21 @@ def _rollout_engine(k_legal, k_step, tab, opts, states, slots, pp, kind, eps, rn
     for j in range(slots.shape[0]):
         i = slots[j]
         s = states[i]
-        for p in range(n_players):
-            returns[j, p] = 0.0
-        d = 0
+        waiting[j] = 0
+        d = lengths[j]
         while s[PHASE] != P_DONE:
             k = k_legal(s, tab, opts, buf)
             if k <= 0:
                 err[E_CODE] = ERR_NO_LEGAL
                 err[E_SLOT] = i
                 return 1
+            if k > 1 and stop_seats[s[CUR]] == 1:
+                waiting[j] = 1
+                k_encode(s, s[CUR], tab, opts, offsets, obs[j])
+                masks[j, :] = 0
+                for a in range(k):
+                    masks[j, buf[a]] = 1
+                break
             c = policy_choose_play(s, buf, k, counts, pp, scores, work, kind, rng, j, eps)
             if c < 0:
                 c = policy_choose(s, buf, k, tab, opts, pp, k_step, tmp, scores, work, kind, rng,
@@ -434,6 +446,21 @@ def _rollout_engine(k_legal, k_step, tab, opts, states, slots, pp, kind, eps, rn
                 return 1
         lengths[j] = d
     return 0
+
+
+@njit
+def _agent_moves(k_step, tab, opts, states, slots, rows, actions, returns, lengths):
+    """Play ``actions[t]`` in the game of slot ``slots[rows[t]]`` (an agent's moves during
+    :meth:`VectorGame.rollout`; legal: checked by the caller), adding the pay to
+    ``returns[rows[t]]`` and one decision to ``lengths[rows[t]]``."""
+    n_players = returns.shape[1]
+    for t in range(rows.shape[0]):
+        j = rows[t]
+        s = states[slots[j]]
+        k_step(s, actions[t], tab, opts)
+        for p in range(n_players):
+            returns[j, p] += s[REW0 + p]
+        lengths[j] += 1
 
 
 # --------------------------------------------------------------------------------------------
@@ -862,8 +889,10 @@ class VectorGame:
             self._raise(OP_RESET)
 
     def rollout(self, policy: str = "heuristic", seed: int = 0, slots=None, *,
-                epsilon: float = 0.0, greedy_seats: Sequence[int] = ()) -> np.ndarray:
-        """Play the slots' games to the end with a rollout policy, all inside numba.
+                epsilon: float = 0.0, greedy_seats: Sequence[int] = (), agent=None,
+                agent_seats: Sequence[int] = ()) -> np.ndarray:
+        """Play the slots' games to the end with a rollout policy, all inside numba (or with
+        an agent at some seats, batched across the slots).
 
         Args:
             policy: ``"heuristic"`` (:mod:`cardenvs.core.policy`: the ``rules`` agent's card
@@ -875,18 +904,27 @@ class VectorGame:
                 own splitmix64 stream): the same states, policy and seed give the same games.
             slots: the slots to play (default: all).
             epsilon: with ``"heuristic"``, the chance of a uniformly random legal action at
-                each decision (0: deterministic).
+                each of the policy's decisions (0: deterministic).
             greedy_seats: with ``"heuristic"``, seats whose card play follows greedily: they
                 beat a play whenever a plain play does, a partner's too, with the lowest
                 one, and lead a combination without kickers holding their lowest card (an
                 opponent model of simple rule bots; ``cardenvs.core.policy.PP_GREEDY``).
+            agent: an agent (:class:`agents.base.Agent`, e.g. ``trained``) that makes the
+                decisions of ``agent_seats`` with two or more legal actions instead of the
+                policy: the policy plays every game, in numba, until it waits on one of
+                those seats; the agent then decides for every waiting game in one
+                ``act_batch(observations, masks)`` call (with ``states=`` for an agent that
+                ``needs_state``), and so on until every game has ended: one call per
+                decision of the agent's seats, not per game.  The same states, seed and a
+                deterministic agent give the same games.
+            agent_seats: the seats ``agent`` plays.
 
         Returns:
             ``(m, P)`` float64: what each seat was paid from the loaded position to the end
             of the episode (the sum of every step's pay), one row per played slot.  The
             slots are left finished (``seat == -1``; :meth:`reset_slots` or
             :meth:`load_states` to reuse them); ``last_rollout_lengths`` holds the decisions
-            each game took.
+            each game took, ``last_agent_decisions`` how many of them ``agent`` made.
         """
         self._check_started()
         kind = policy_code(policy)
@@ -907,6 +945,7 @@ class VectorGame:
         if greedy and policy != "heuristic":
             raise ValueError(f"greedy_seats model the heuristic policy's card play; "
                              f"policy={policy!r} has no such model")
+        stop = self._agent_seats(agent, agent_seats)
         if not greedy:
             pp = policy_params(g)
         else:  # one private copy of the parameters per batch; only its mask changes
@@ -917,22 +956,90 @@ class VectorGame:
         rng = rollout_streams(int(seed), m)
         returns = np.zeros((m, self.n_players), np.float64)
         lengths = np.zeros(m, np.int64)
+        waiting = np.zeros(m, np.int64)
+        rows = 0 if agent is None else m  # the agent's positions: one row per slot
+        obs = np.zeros((rows, self.obs_size), np.float32)
+        masks = np.zeros((rows, self.n_actions), np.int8)
         ws = self._rollout_work()
-        st = self._fast_call(_rollout_engine, "the rollout engine",
-                             g.k_legal, g.k_step, g.tab, g.opts, self._head[8],
-                             idx, pp, np.int64(kind), float(epsilon), rng, returns, lengths, *ws,
-                             np.int64(MAX_DECISIONS), self._err)
+        made = 0
+        while True:
+            st = self._fast_call(_rollout_engine, "the rollout engine",
+                                 g.k_legal, g.k_step, g.k_encode, g.tab, g.opts, g.offsets,
+                                 self._head[8], idx, pp, np.int64(kind), float(epsilon), rng,
+                                 returns, lengths, *ws, np.int64(MAX_DECISIONS), self._err, stop,
+                                 waiting, obs, masks)
+            if st:
+                self._rollout_failed(idx)
+            ask = np.flatnonzero(waiting)
+            if agent is None or not ask.size:
+                break
+            try:
+                acts = self._agent_actions(agent, obs[ask], masks[ask], idx[ask])
+            except BaseException:
+                self._derive(idx)  # the slots' fields agree with their (unfinished) states
+                raise
+            self._fast_call(_agent_moves, "the rollout engine's agent moves", g.k_step, g.tab,
+                            g.opts, self._head[8], idx, ask, acts, returns, lengths)
+            made += len(ask)
         self.last_rollout_lengths = lengths
-        if st:
-            i = int(self._err[E_SLOT])
-            self._derive(idx)
-            if self._err[E_CODE] == ERR_STUCK:
-                raise RuntimeError(f"{g.info.name}: the rollout of game {i} of the batch ran "
-                                   f"past {MAX_DECISIONS} decisions")
-            raise RuntimeError(f"{g.info.name}: game {i} of the batch has no legal action in an "
-                               f"unfinished deal")
+        self.last_agent_decisions = made
         self._derive(idx)
         return returns
+
+    def _agent_seats(self, agent, agent_seats) -> np.ndarray:
+        """``int64 [P]``: 1 at the seats ``agent`` plays in :meth:`rollout` (checked)."""
+        stop = np.zeros(self.n_players, np.int64)
+        if isinstance(agent_seats, (int, np.integer)):
+            raise TypeError("agent_seats is a sequence of seat indices, e.g. (0,)")
+        seats = tuple(agent_seats)
+        if agent is None:
+            if seats:
+                raise ValueError("agent_seats without an agent: pass agent= too")
+            return stop
+        if not callable(getattr(agent, "act_batch", None)):
+            raise TypeError(f"agent must have act_batch(observations, masks), got "
+                            f"{type(agent).__name__}")
+        if not seats:
+            raise ValueError("an agent needs agent_seats: the seats it plays, e.g. (0,)")
+        for q in seats:
+            if isinstance(q, (bool, np.bool_)) or not isinstance(q, (int, np.integer)) \
+                    or not 0 <= q < self.n_players:
+                raise ValueError(f"agent_seats must be seats in [0, {self.n_players}), got "
+                                 f"{seats!r}")
+            stop[q] = 1
+        return stop
+
+    def _agent_actions(self, agent, obs: np.ndarray, masks: np.ndarray,
+                       slots: np.ndarray) -> np.ndarray:
+        """The agent's actions in the waiting games of :meth:`rollout`, checked legal."""
+        if getattr(agent, "needs_state", False):
+            acts = agent.act_batch(obs, masks, states=self._head[8][slots].copy())
+        else:
+            acts = agent.act_batch(obs, masks)
+        acts = np.asarray(acts)
+        if acts.shape != (len(obs),) or not np.issubdtype(acts.dtype, np.integer):
+            raise ValueError(f"agent {getattr(agent, 'name', agent)!r}: act_batch returned "
+                             f"{acts.shape} {acts.dtype} for {len(obs)} positions; expected "
+                             f"({len(obs)},) integer actions")
+        acts = acts.astype(np.int64)
+        bad = (acts < 0) | (acts >= self.n_actions)
+        bad[~bad] = masks[np.flatnonzero(~bad), acts[~bad]] == 0
+        if bad.any():
+            t = int(np.flatnonzero(bad)[0])
+            raise ValueError(f"agent {getattr(agent, 'name', agent)!r} chose action "
+                             f"{int(acts[t])}, not legal in the rollout of slot {int(slots[t])}")
+        return acts
+
+    def _rollout_failed(self, idx: np.ndarray) -> None:
+        """Raise the error the rollout engine reported (the slots' fields derived first)."""
+        g = self.game
+        i = int(self._err[E_SLOT])
+        self._derive(idx)
+        if self._err[E_CODE] == ERR_STUCK:
+            raise RuntimeError(f"{g.info.name}: the rollout of game {i} of the batch ran "
+                               f"past {MAX_DECISIONS} decisions")
+        raise RuntimeError(f"{g.info.name}: game {i} of the batch has no legal action in an "
+                           f"unfinished deal")
 
     def _rollout_work(self):
         ws = getattr(self, "_rws", None)

@@ -12,6 +12,7 @@ import pytest
 import torch
 
 import agents
+import agents.rules
 import cardenvs
 from agents.context import PICKS_DIM, PLAN_DIM, PlanContext, context_dim, make_context
 from agents.trained import QNetwork, TrainedAgent, save_weights
@@ -101,6 +102,33 @@ def test_plan_features_on_random_positions(name):
         assert np.allclose(f[ok, 0][plain] * 4, (after - now)[plain], atol=1e-4)
         n += int(plain.sum())
     assert n > 20
+
+
+@pytest.mark.parametrize("name", sorted(agents.rules.PARTS))
+@pytest.mark.parametrize("context", ["plan", "plan_picks"])
+def test_batched_context_equals_the_position_by_position_reference(name, context):
+    """The batched path (``ctx(obs, ids, owner)``: the planner's costs and the sure winners of
+    every position in one numba pass) gives exactly what :meth:`position` gives position by
+    position, the readable reference over the rules agent's methods, on the decisions of
+    random games of every game with a rules part, positions shuffled in one batch."""
+    g = cardenvs.make_game(name)
+    ctx = make_context(context, g)
+    pos = random_positions(g, 4, seed=11)
+    assert len(pos) > 50
+    rng = np.random.default_rng(0)
+    order = rng.permutation(len(pos))
+    obs = np.stack([pos[i][0] for i in order])
+    ids = np.concatenate([pos[i][1] for i in order])
+    owner = np.repeat(np.arange(len(order)), [len(pos[i][1]) for i in order])
+    mix = rng.permutation(len(ids))  # actions of one position need not be adjacent
+    got = ctx(obs, ids[mix], owner[mix])
+    want = np.concatenate([ctx.position(pos[i][0], pos[i][1]) for i in order])[mix]
+    assert got.dtype == np.float32 and got.shape == (len(ids), ctx.dim)
+    assert np.array_equal(got, want)
+    # the columns are not all zero: the test compares values, not empty arrays
+    assert (got[:, 4] == 1).any() and (got[:, 0] != 0).any() and (got[:, 5] > 0).any()
+    if context == "plan_picks" and name == "wakeng":
+        assert (got[:, PICKS_DIM - 1] == 1).any()  # burials were met and valued
 
 
 def test_context_registry_and_errors():

@@ -337,7 +337,7 @@ def test_kernel_taking_callees_are_bound_too():
                  "score_choices"):
         assert f"\n@njit(cache=True)\ndef _bound_{name}(" in src
     assert "k_step," not in src  # passed down nowhere: every call uses the bound global
-    assert "def _rollout_engine(tab, opts, states," in src
+    assert "def _rollout_engine(tab, opts, offsets, states," in src
 
 
 @pytest.mark.parametrize("game", ["doudizhu", "niangniang", "wulong"])

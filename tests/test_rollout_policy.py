@@ -392,3 +392,105 @@ def test_heuristic_wulong_never_leaves_only_3s_and_declares_before_going_out():
     declare = game.action_to_string(game.blocks["declare"][0])
     assert policy_move(game, s) == declare
     assert policy_move(game, s, "heuristic0") != declare
+
+
+class _Recording:
+    """An agent wrapper that counts its ``act_batch`` calls and the positions they held."""
+
+    def __init__(self, agent):
+        self.agent, self.calls, self.positions = agent, 0, 0
+        self.needs_state = getattr(agent, "needs_state", False)
+        self.name = agent.name
+
+    def act_batch(self, obs, masks, **kw):
+        self.calls += 1
+        self.positions += len(obs)
+        return self.agent.act_batch(obs, masks, **kw)
+
+
+@pytest.mark.parametrize("name", GAMES)
+def test_rollouts_with_the_policy_as_agent_equal_plain_rollouts(name):
+    """``rollout(agent=, agent_seats=)`` with the rollout policy itself as the agent (the
+    ``rollout`` agent, which decides from the state one position at a time) at every seat
+    returns exactly the plain rollouts: the games stop at every decision of two or more legal
+    actions, the agent's batched answers are played, and the pay and decisions add up."""
+    game = cardenvs.make_game(name)
+    states = positions(game, 6, seed=4)[:40]
+    vg = VectorGame(game, len(states), observe=False, auto_reset=False)
+    vg.load_states(states)
+    plain = vg.rollout("heuristic", seed=9)
+    plain_len = vg.last_rollout_lengths.copy()
+    agent = _Recording(RolloutAgent(game))
+    vg.load_states(states)
+    got = vg.rollout("heuristic", seed=9, agent=agent, agent_seats=range(game.n_players))
+    assert np.array_equal(got, plain)
+    assert np.array_equal(vg.last_rollout_lengths, plain_len)
+    assert vg.last_agent_decisions == agent.positions > 0
+    # one call per round, each holding every game still waiting: far fewer calls than positions
+    assert agent.calls < agent.positions / 4
+    assert (vg.seat == -1).all() and (vg.n_legal == 0).all()
+
+
+@pytest.mark.parametrize("name", ["doudizhu", "wakeng", "wulong"])
+def test_rollouts_with_a_network_at_one_seat_equal_an_independent_replay(name):
+    """The ``trained`` network at seat 0 and the policy elsewhere: the returns and lengths
+    are those of stepping each state through Game.step with the network's ``act`` at seat 0
+    (one position at a time) and the policy's choice at the other seats."""
+    from agents import make_agent
+
+    game = cardenvs.make_game(name)
+    states = positions(game, 6, seed=6)[:30]
+    net = make_agent("trained", game)
+    pol = RolloutAgent(game)
+    vg = VectorGame(game, 64, observe=False, auto_reset=False)
+    slots = np.arange(5, 5 + len(states))
+    vg.load_states(states, slots)
+    ret = vg.rollout("heuristic", seed=2, slots=slots, agent=net, agent_seats=(0,))
+    lengths = vg.last_rollout_lengths.copy()
+    obs = np.zeros(game.layout.size, np.float32)
+
+    def choose(s, legal):
+        if int(s[CUR]) != 0 or len(legal) == 1:
+            return pol.act_state(s, legal)
+        game.encode(s, 0, obs)
+        mask = np.zeros(game.n_actions, np.int8)
+        mask[legal] = 1
+        return net.act({"observation": obs.copy(), "action_mask": mask}, legal)
+
+    by_net = 0
+    for j, st in enumerate(states):
+        r, d = replay(game, st, choose)
+        assert d == lengths[j]
+        assert np.allclose(r, ret[j], atol=1e-9), (j, r, ret[j])
+    assert vg.last_agent_decisions > len(states)
+    # the network is not the policy: the games differ from the policy's own rollouts
+    vg.load_states(states, slots)
+    assert not np.array_equal(vg.rollout("heuristic", seed=2, slots=slots), ret)
+
+
+def test_rollout_agent_errors_name_what_is_wrong():
+    game = cardenvs.make_game("wakeng")
+    states = positions(game, 2, seed=8)[:6]
+    vg = VectorGame(game, 8, observe=False, auto_reset=False)
+    vg.load_states(states, np.arange(6))
+    with pytest.raises(ValueError, match="agent_seats without an agent"):
+        vg.rollout(slots=np.arange(6), agent_seats=(0,))
+    with pytest.raises(ValueError, match="needs agent_seats"):
+        vg.rollout(slots=np.arange(6), agent=RolloutAgent(game))
+    with pytest.raises(ValueError, match=r"seats in \[0, 3\)"):
+        vg.rollout(slots=np.arange(6), agent=RolloutAgent(game), agent_seats=(3,))
+    with pytest.raises(TypeError, match="act_batch"):
+        vg.rollout(slots=np.arange(6), agent=object(), agent_seats=(0,))
+
+    class Illegal:
+        name = "illegal"
+
+        def act_batch(self, obs, masks):
+            return np.array([int(np.flatnonzero(m == 0)[0]) for m in masks])
+
+    with pytest.raises(ValueError, match="'illegal' chose action .* not legal"):
+        vg.rollout(slots=np.arange(6), agent=Illegal(), agent_seats=(0, 1, 2))
+    # the batch is usable after the error: reloaded, it rolls out as before
+    vg.load_states(states, np.arange(6))
+    vg.rollout(slots=np.arange(6))
+    assert (vg.seat[:6] == -1).all()

@@ -353,3 +353,35 @@ def test_greedy_opponent_model():
         vg.rollout(greedy_seats=1)
     with pytest.raises(ValueError, match="model the heuristic policy"):
         vg.rollout("random", greedy_seats=(1,))
+
+
+def test_own_moves_in_the_rollouts_by_the_prior_or_a_named_agent():
+    """``own="prior"``: the mover's own later decisions in the rollouts are the prior
+    network's, batched across the worlds (the rollouts stop for it); the agent still plays
+    legal moves, replays under its seed, pickles and continues identically; ``own`` names
+    any agent that plays the game; a bad ``own`` is refused when the agent is made."""
+    game = cardenvs.make_game("doudizhu")
+    ds = decisions("doudizhu", seed=4)
+    runs = []
+    for _ in range(2):
+        a = agents.make_agent("search:own=prior,rollouts=60", game, seed=2)
+        assert a.own == "prior" and a.own_agent() is a.prior_agent()
+        runs.append([a.act(obs, legal, {"state": s}) for obs, legal, s in ds[:25]])
+    assert runs[0] == runs[1]
+    assert all(game.is_legal(s, x) for (obs, legal, s), x in zip(ds, runs[0]))
+    assert a._vg is not None and a._vg.last_agent_decisions > 0
+    b = pickle.loads(pickle.dumps(a))
+    assert b.own == "prior" and b.own_agent() is b.prior_agent()
+    for obs, legal, s in ds[25:35]:
+        assert a.act(obs, legal, {"state": s}) == b.act(obs, legal, {"state": s})
+    r = SearchAgent(game, seed=0, rollouts=30, own="rules")
+    assert r.own_agent().name == "rules"
+    assert game.is_legal(ds[3][2], r.act(*ds[3][:2], {"state": ds[3][2]}))
+    t = agents.make_agent("trained+search:own=prior,rollouts=30", game, seed=0)
+    assert t.own_agent() is t.prior_agent() is t._net_agent
+    with pytest.raises(ValueError, match="own='prior' needs a prior"):
+        SearchAgent(game, prior=None, own="prior")
+    with pytest.raises(ValueError, match="unknown agent|no agent|nope"):
+        SearchAgent(game, own="nope")
+    with pytest.raises(TypeError, match="own must be"):
+        SearchAgent(game, own=3)
