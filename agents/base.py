@@ -148,19 +148,16 @@ class ObsReader:
         """Counts per rank (``int64[16]``) of a card field; ``depth`` / ``n_ranks`` for a field
         laid out with other planes or ranks than the hand (an effective play with more copies
         of a rank than a hand can hold, joker stand-ins over the natural ranks)."""
-        R = self.n_ranks if n_ranks is None else n_ranks
-        if depth is None:
-            depth = len(self.field(obs, name)) // R
-        planes = self.field(obs, name).reshape(R, depth)
-        out = np.zeros(16, np.int64)
-        out[:R] = (planes > 0.5).sum(1)
-        return out
+        return self.cards_batch(np.asarray(obs)[None, :], name, depth, n_ranks)[0]
 
-    def cards_batch(self, obs: np.ndarray, name: str) -> np.ndarray:
+    def cards_batch(self, obs: np.ndarray, name: str, depth: Optional[int] = None,
+                    n_ranks: Optional[int] = None) -> np.ndarray:
         """:meth:`cards` of every row of ``obs`` (``[n, obs_dim]``): ``int64 [n, 16]``."""
         a, b = self.layout.offsets[name]
-        R = self.n_ranks
-        planes = np.asarray(obs)[:, a:b].reshape(len(obs), R, (b - a) // R)
+        R = self.n_ranks if n_ranks is None else n_ranks
+        if depth is None:
+            depth = (b - a) // R
+        planes = np.asarray(obs)[:, a:b].reshape(len(obs), R, depth)
         out = np.zeros((len(obs), 16), np.int64)
         out[:, :R] = (planes > 0.5).sum(2)
         return out

@@ -218,7 +218,7 @@ class PlanContext:
         if not sel.size:
             return
         sel = sel[np.argsort(owner[sel], kind="stable")]
-        pos, first, count = np.unique(owner[sel], return_index=True, return_counts=True)
+        pos, count = np.unique(owner[sel], return_counts=True)
         starts = np.zeros(len(pos) + 1, np.int64)
         starts[1:] = np.cumsum(count)
         reader = self.agent.reader
