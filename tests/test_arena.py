@@ -307,7 +307,7 @@ def test_compile_notice_only_when_the_cache_is_cold(monkeypatch, capsys):
 def test_own_weights_as_an_agent(tmp_path):
     import shutil
 
-    import agents
+    import agents.trained
 
     src = agents.trained.default_weights_path("wakeng")  # the file `trained` loads
     mine = tmp_path / "my_wakeng.npz"
