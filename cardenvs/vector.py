@@ -351,7 +351,7 @@ def _load_engine(k_legal, k_encode, tab, opts, offsets, states, slots, iv, legal
 
     The legal-ids and view lines repeat :func:`_engine`'s on purpose: moved into a shared
     ``@njit`` helper (arrays as arguments, refcounted on every call) they made
-    ``step_random`` 2-2.5x slower (doudizhu, wakeng, wulong; 512 slots, 2026-12-04)."""
+    ``step_random`` 1.5-3x slower (doudizhu, wakeng, wulong; 512 slots, 2026-12-04)."""
     n_legal = iv[IV_NLEGAL]
     seat = iv[IV_SEAT]
     for q in range(err.shape[0]):
