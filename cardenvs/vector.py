@@ -350,8 +350,9 @@ def _load_engine(k_legal, k_encode, tab, opts, offsets, states, slots, iv, legal
     flag.  Returns 1 with ``err`` filled on an over-``K`` or no-legal slot, else 0.
 
     The legal-ids and view lines repeat :func:`_engine`'s on purpose: moved into a shared
-    ``@njit`` helper (arrays as arguments, refcounted on every call) they made
-    ``step_random`` 1.5-3x slower (doudizhu, wakeng, wulong; 512 slots, 2026-12-04)."""
+    ``@njit`` helper they made ``step_random`` 1.5-3x slower (doudizhu, wakeng, wulong; 512
+    slots, 2026-12-04; the cause was not isolated, likely the per-call reference counting of
+    the array arguments)."""
     n_legal = iv[IV_NLEGAL]
     seat = iv[IV_SEAT]
     for q in range(err.shape[0]):
