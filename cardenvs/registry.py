@@ -139,8 +139,7 @@ register(GameSpec(
     zones=(("buried", "cardenvs.games.wakeng:BURIED"),), default_slots=128,
     rules_part="rules:WakengPart",
     # the network-only agent with context inputs for its card plays and burials (76 minutes
-    # of train.distill): +5.55 a deal over `rules`, +1.07 over the override file wakeng.npz
-    # head to head
+    # of train.distill, then 78 of train.finetune on its own score): +11.27 a deal over `rules`
     trained_weights="wakeng_network.npz"))
 register(GameSpec(
     "niangniang", "niangniang_v0", "cardenvs.games.niangniang:Niangniang", 4,

@@ -919,7 +919,9 @@ class VectorGame:
                 policy: the policy plays every game, in numba, until it waits on one of
                 those seats; the agent then decides for every waiting game in one
                 ``act_batch(observations, masks)`` call (with ``states=`` for an agent that
-                ``needs_state``), and so on until every game has ended: one call per
+                ``needs_state``; with ``slots=`` and ``seats=``, the waiting games' slot
+                indices and the seats to move, for one that ``needs_slots``, e.g. a learner
+                that keeps what each game's seats did), and so on until every game has ended: one call per
                 decision of the agent's seats, not per game.  The same states, seed and a
                 deterministic agent give the same games.
             agent_seats: the seats ``agent`` plays.
@@ -1017,11 +1019,13 @@ class VectorGame:
     def _agent_actions(self, agent, obs: np.ndarray, masks: np.ndarray,
                        slots: np.ndarray) -> np.ndarray:
         """The agent's actions in the waiting games of :meth:`rollout`, checked legal."""
+        kw = {}
         if getattr(agent, "needs_state", False):
-            acts = agent.act_batch(obs, masks, states=self._head[8][slots].copy())
-        else:
-            acts = agent.act_batch(obs, masks)
-        acts = np.asarray(acts)
+            kw["states"] = self._head[8][slots].copy()
+        if getattr(agent, "needs_slots", False):
+            kw["slots"] = np.array(slots, np.int64)
+            kw["seats"] = self._head[8][slots, CUR].copy()
+        acts = np.asarray(agent.act_batch(obs, masks, **kw))
         if acts.shape != (len(obs),) or not np.issubdtype(acts.dtype, np.integer):
             raise ValueError(f"agent {getattr(agent, 'name', agent)!r}: act_batch returned "
                              f"{acts.shape} {acts.dtype} for {len(obs)} positions; expected "

@@ -32,6 +32,19 @@ def random_positions(game, n_games: int, seed: int):
     return out
 
 
+def sigterm_after_first_log(proc, out, timeout: float = 240) -> dict:
+    """Wait until the trainer subprocess ``proc`` has logged an iteration (``out/log.csv``),
+    then :func:`stop_with_sigterm` it; the checkpoint."""
+    import time
+
+    t0 = time.monotonic()
+    while not (out / "log.csv").exists():
+        assert proc.poll() is None, proc.stderr.read()[-2000:]
+        assert time.monotonic() - t0 < timeout, "no iteration logged"
+        time.sleep(0.2)
+    return stop_with_sigterm(proc, out)
+
+
 def stop_with_sigterm(proc, out) -> dict:
     """SIGTERM a trainer subprocess (``train.dmc`` / ``train.improve`` writing to ``out``):
     it must exit with 128 + SIGTERM, say so without a traceback, and leave a checkpoint

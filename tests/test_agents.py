@@ -360,13 +360,14 @@ def test_trained_weights_are_the_files_the_registry_names():
     wk = make_agent(f"trained:{os.path.join(WEIGHTS_DIR, 'wakeng.npz')}", "wakeng")
     assert wk.prior is not None and wk.margins == (np.inf, np.inf, 0.0)
     assert wk.context is None and "former wakeng_network.npz" in wk.net.meta["derived_from"]
-    # its network: made in 76 minutes of commands (the 55-minute recipe: a fit to
-    # wakeng_improve.npz's labels, three rounds of search's labels with rules' burials;
-    # then a fourth round played against rules opponents, fitted from the recipe's file)
+    # its network: the 76-minute file (a fit to wakeng_improve.npz's labels, three rounds of
+    # search's labels with rules' burials, a fourth played against rules opponents) fine-tuned
+    # for 78 minutes on its own score (train.finetune): 154 minutes of commands
     net = make_agent("trained", "wakeng").net.meta
-    assert net["data"] == ["wk9/ro1"] and net["wall_minutes"] == 76
-    assert net["init"].startswith("the former wakeng_network.npz (commit 494e695")
-    assert net["decisions"] == 108897 and "--opponent rules" in net["command"]
+    assert net["trainer"] == "finetune" and net["wall_minutes"] == 154
+    assert net["init"].startswith("the former wakeng_network.npz (commit 168e34d")
+    assert net["iterations"] == 1050 and net["settings"]["max_iterations"] == 1050
+    assert "--opponent rules" in net["command"] and "train.finetune wakeng" in net["command"]
     assert wk.net.meta["data"] == ["dw_search_dag3"]
     # Dou Dizhu's network: the file of 2026-12-02 fitted once more with context inputs
     ddz = make_agent("trained", "doudizhu").net.meta

@@ -19,7 +19,7 @@ import sys
 
 import numpy as np
 import pytest
-from helpers import stop_with_sigterm
+from helpers import sigterm_after_first_log
 
 torch = pytest.importorskip("torch")
 
@@ -112,14 +112,7 @@ def test_sigterm_checkpoints_then_resume(tmp_path):
          "--rollouts", "24", "--candidates", "3", "--games", "1", "--updates", "2",
          "--batch", "32", "--buffer", "500", "--eval-deals", "0", "--no-progress",
          "--out", str(out)], cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    import time
-
-    t0 = time.monotonic()
-    while not (out / "log.csv").exists():
-        assert proc.poll() is None, proc.stderr.read()[-2000:]
-        assert time.monotonic() - t0 < 240, "no iteration logged"
-        time.sleep(0.2)
-    ck = stop_with_sigterm(proc, out)
+    ck = sigterm_after_first_log(proc, out)
     assert ck["counters"]["iterations"] >= 1 and (out / "wakeng.npz").exists()
     t2 = ExIt(_cfg(out, max_iterations=1, buffer=500, batch=32, updates=2), resume=True)
     assert t2.counters == ck["counters"]

@@ -95,6 +95,19 @@ def run_session(trainer: Any, cleanup: Optional[Callable[[], None]] = None) -> d
                 cleanup()
 
 
+def end_session(trainer: Any, tag: str, stop: StopSignals, t_start: float, final: list) -> dict:
+    """The end of an iterating trainer's session: ``trainer.save_checkpoint()`` and
+    ``trainer.export()``, the stop line when a signal ended it; the session's result (files,
+    ``final`` evaluation, the signal's name or ``None``, seconds, ``trainer.counters``)."""
+    ckpt = trainer.save_checkpoint()
+    weights = trainer.export()
+    if stop.signum is not None:
+        print_stopped(tag, stop, f"{trainer.counters['iterations']} iterations",
+                      f"checkpoint {ckpt}, weights {weights}")
+    return {"checkpoint": ckpt, "weights": weights, "eval": final, "stopped": stop.name,
+            "session_s": time.perf_counter() - t_start, **trainer.counters}
+
+
 def print_stopped(tag: str, stop: StopSignals, done: str, files: str) -> None:
     """The line on stderr of a session ended by a signal: what it did, what it wrote."""
     print(f"[{tag}] stopped by {stop.name} after {done}: {files}; continue with --resume",
@@ -384,6 +397,14 @@ def run_parser(module: str, doc: str, minutes: float, seed: int,
     return p
 
 
+def add_iteration_args(p: argparse.ArgumentParser, threads: int) -> None:
+    """The last arguments of an iterating trainer's command line (``train.exit``,
+    ``train.finetune``): ``--threads``, ``--max-iterations`` and ``--no-progress``."""
+    p.add_argument("--threads", type=int, default=threads, help="torch threads")
+    p.add_argument("--max-iterations", type=int, default=0, help="stop after this many (0: no limit)")
+    p.add_argument("--no-progress", action="store_true")
+
+
 def parse_hidden(text: str) -> tuple[int, ...]:
     """``--hidden 256,256,128`` -> ``(256, 256, 128)``."""
     return tuple(int(h) for h in text.split(",") if h.strip())
@@ -397,6 +418,18 @@ def parse_scale(text: str) -> Any:
 def parse_names(text: str) -> tuple[str, ...]:
     """``--eval-agents rules,random`` -> ``("rules", "random")``."""
     return tuple(x for x in text.split(",") if x)
+
+
+def run_command(module: str, start: Callable[[], dict], drop: str = "eval") -> int:
+    """A trainer's command line: ``start()`` builds the trainer and runs it; a ``ValueError``
+    (bad settings, a file that does not fit) is one line ``python -m train.MODULE: ...`` on
+    stderr and exit status 2; otherwise :func:`finish` with the result."""
+    try:
+        res = start()
+    except ValueError as e:
+        print(f"python -m train.{module}: {e}", file=sys.stderr)
+        return 2
+    return finish(res, drop)
 
 
 def finish(res: dict, drop: str) -> int:

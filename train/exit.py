@@ -56,9 +56,10 @@ from torch.nn import functional as F
 from cardenvs.arena import agents_module
 
 from .common import (
-    SessionBar, StopSignals, append_csv, check_common, eval_interval_s, evaluate_network,
-    finish, game_dims, optimizer_step, parse_hidden, parse_names, parse_scale, play_deal,
-    print_stopped, run_parser, run_session, save_atomic, truncate_csv, write_config,
+    SessionBar, StopSignals, add_iteration_args, append_csv, check_common, end_session,
+    eval_interval_s, evaluate_network, game_dims, optimizer_step, parse_hidden, parse_names,
+    parse_scale, play_deal, run_command, run_parser, run_session, save_atomic, truncate_csv,
+    write_config,
 )
 from .dmc import QNet, TorchPolicy, export_weights, random_return_scale
 
@@ -441,13 +442,7 @@ class ExIt:
         final = []
         if stop.signum is None and self.counters["updates"] != evaluated_at:
             final = self.evaluate(deadline=deadline - 1.0)
-        ckpt = self.save_checkpoint()
-        weights = self.export()
-        if stop.signum is not None:
-            print_stopped("exit", stop, f"{self.counters['iterations']} iterations",
-                          f"checkpoint {ckpt}, weights {weights}")
-        return {"checkpoint": ckpt, "weights": weights, "eval": final, "stopped": stop.name,
-                "session_s": time.perf_counter() - t_start, **self.counters}
+        return end_session(self, "exit", stop, t_start, final)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -483,9 +478,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--eval-agents", default=",".join(d.eval_agents))
     p.add_argument("--eval-deals", type=int, default=d.eval_deals)
     p.add_argument("--eval-minutes", type=float, default=None)
-    p.add_argument("--threads", type=int, default=d.threads, help="torch threads")
-    p.add_argument("--max-iterations", type=int, default=0, help="stop after this many (0: no limit)")
-    p.add_argument("--no-progress", action="store_true")
+    add_iteration_args(p, d.threads)
     return p
 
 
@@ -509,12 +502,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         eval_agents=parse_names(a.eval_agents), eval_deals=a.eval_deals,
         eval_minutes=a.eval_minutes, threads=a.threads, max_iterations=a.max_iterations,
         progress=not a.no_progress)
-    try:
-        res = ExIt(cfg, resume=a.resume).run()
-    except ValueError as e:
-        print(f"python -m train.exit: {e}", file=sys.stderr)
-        return 2
-    return finish(res, "eval")
+    return run_command("exit", lambda: ExIt(cfg, resume=a.resume).run())
 
 
 if __name__ == "__main__":

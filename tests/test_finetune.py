@@ -1,0 +1,215 @@
+"""Policy-gradient fine-tuning (``train/finetune.py``) and the rollout's ``needs_slots`` hook.
+
+* the pieces on literal numbers: leave-one-out advantages, the segment softmax and draws,
+  the lineups;
+* one update moves probability toward an action with a positive advantage and away from one
+  with a negative advantage;
+* a run writes its weights (loadable as ``trained:PATH``), log, evaluation and checkpoint;
+  the same seed gives the same weights; a stopped and resumed run equals an unbroken one;
+  SIGTERM ends a run with a checkpoint;
+* a file with context inputs (the shipped Wakeng network) fine-tunes;
+* bad settings are ``ValueError`` naming what is wrong.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+from helpers import sigterm_after_first_log
+
+torch = pytest.importorskip("torch")
+
+from agents.trained import QNetwork, TrainedAgent  # noqa: E402
+from cardenvs.api import make_game  # noqa: E402
+from cardenvs.vector import VectorGame  # noqa: E402
+from train.dmc import QNet, export_weights  # noqa: E402
+from train.finetune import (  # noqa: E402
+    Finetune, FinetuneConfig, leave_one_out, lineups, sample_segments, segment_log_softmax,
+)
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def _tiny_file(path, game="wakeng", seed=0):
+    """A small random network-only file (no context inputs)."""
+    g = make_game(game)
+    torch.manual_seed(seed)
+    net = QNet(g.layout.size, g.action_features(np.zeros(1, np.int64)).shape[1], (16,))
+    export_weights(net, str(path), {"game": game, "options": {}, "mode": "network",
+                                    "hidden": [16], "reward_scale": 1.0})
+    return str(path)
+
+
+def _cfg(tmp, init, **kw):
+    base = dict(game="wakeng", init=init, out=str(tmp), minutes=5, deals=2, group=2,
+                eval_deals=4, eval_every=1, max_iterations=2, progress=False)
+    base.update(kw)
+    return FinetuneConfig(**base)
+
+
+def test_leave_one_out_literal():
+    r = np.array([[1.0, 3.0, 5.0, 7.0], [2.0, 2.0, 2.0, 2.0]])[:, :, None]
+    adv = leave_one_out(r)[:, :, 0]
+    # copy 0: 1 - (3 + 5 + 7) / 3 = -4; copy 1: 3 - 13/3; copy 2: 5 - 11/3; copy 3: 7 - 3
+    np.testing.assert_allclose(adv[0], [-4.0, 3 - 13 / 3, 5 - 11 / 3, 4.0])
+    np.testing.assert_allclose(adv[1], 0.0)
+
+
+def test_segment_softmax_and_draws_literal():
+    q = np.array([0.0, np.log(4.0), 5.0, 0.0, np.log(2.0), np.log(2.0)])
+    sizes = np.array([2, 1, 3])
+    p = np.exp(segment_log_softmax(q, sizes))
+    np.testing.assert_allclose(p, [0.2, 0.8, 1.0, 0.2, 0.4, 0.4])
+    # segment 0: cumulative 0.2, 1.0; segment 2: 0.2, 0.6, 1.0
+    np.testing.assert_array_equal(sample_segments(p, sizes, np.array([0.19, 0.5, 0.19])), [0, 0, 0])
+    np.testing.assert_array_equal(sample_segments(p, sizes, np.array([0.21, 0.99, 0.61])), [1, 0, 2])
+    np.testing.assert_array_equal(sample_segments(p, sizes, np.array([0.999999, 0.0, 0.5])), [1, 0, 1])
+
+
+def test_lineups_literal():
+    assert lineups(3, "single") == [(0,), (1,), (2,)]
+    # the arena's six lineups of two agents at three seats, from the first agent's side
+    assert lineups(3, "all") == [(0,), (1,), (2,), (1, 2), (0, 2), (0, 1)]
+    assert lineups(4, "all") == [(0,), (1,), (2,), (3,), (0, 2), (1, 3)]
+
+
+def test_update_follows_the_advantage(tmp_path):
+    """Two decisions of one position: the action with the positive advantage gains
+    probability, the one with the negative advantage loses it."""
+    init = _tiny_file(tmp_path / "init.npz")
+    ft = Finetune(_cfg(tmp_path / "run", init, epochs=1, lr=1e-2))
+    g = ft.game
+    vg = VectorGame(g, 1)
+    vg.reset(seed=3)
+    obs = vg.obs[:1].astype(np.float32)
+    ids = vg.legal[0][: int(vg.n_legal[0])][:2].astype(np.int64)
+    assert len(ids) == 2
+
+    def probs():
+        with torch.no_grad():
+            q = ft.net(torch.from_numpy(obs), torch.from_numpy(g.action_features(ids)),
+                       torch.zeros(2, dtype=torch.int64))
+        return torch.softmax(q, 0).numpy()
+
+    p0 = probs()
+    lp = np.log(p0)
+    data = {"obs": np.repeat(obs, 2, 0).astype(np.float16), "ids": np.concatenate([ids, ids]),
+            "sizes": np.array([2, 2]), "ctx": None, "choice": np.array([0, 1]),
+            "logp": np.array([lp[0], lp[1]]), "adv": np.array([1.0, -1.0])}
+    ft.learn(1, data)
+    p1 = probs()
+    assert p1[0] > p0[0] + 1e-4 and p1[1] < p0[1] - 1e-4
+
+
+def test_run_files_determinism_and_resume(tmp_path):
+    init = _tiny_file(tmp_path / "init.npz")
+    res = Finetune(_cfg(tmp_path / "a", init)).run()
+    assert res["iterations"] == 2 and res["stopped"] is None and res["decisions"] > 0
+    for name in ("wakeng.npz", "log.csv", "eval.csv", "eval.png", "checkpoint.pt", "config.json",
+                 "snapshots/wakeng_it1.npz", "snapshots/wakeng_it2.npz"):
+        assert (tmp_path / "a" / name).exists(), name
+    with open(tmp_path / "a" / "eval.csv") as f:
+        assert len(f.read().strip().splitlines()) == 1 + 3  # before, after 1, after 2
+    out = QNetwork(str(tmp_path / "a" / "wakeng.npz"))
+    start = QNetwork(init)
+    assert out.meta["trainer"] == "finetune" and out.meta["iterations"] == 2
+    assert not np.allclose(out.layer_list()[0][0], start.layer_list()[0][0])
+    agent = TrainedAgent(make_game("wakeng"), weights=str(tmp_path / "a" / "wakeng.npz"))
+    vg = VectorGame("wakeng", 4, masks=True)
+    vg.reset(seed=1)
+    acts = agent.act_batch(vg.obs, vg.masks)
+    assert all(vg.masks[i, a] for i, a in enumerate(acts))
+
+    # the same seed: the same weights; a different seed: others
+    Finetune(_cfg(tmp_path / "b", init, eval_deals=0)).run()
+    Finetune(_cfg(tmp_path / "c", init, eval_deals=0, seed=1)).run()
+    a = torch.load(tmp_path / "a" / "checkpoint.pt", weights_only=False)["net"]
+    b = torch.load(tmp_path / "b" / "checkpoint.pt", weights_only=False)["net"]
+    c = torch.load(tmp_path / "c" / "checkpoint.pt", weights_only=False)["net"]
+    assert all(torch.equal(a[k], b[k]) for k in a)
+    assert not all(torch.equal(a[k], c[k]) for k in a)
+
+    # one iteration, then one more on --resume: the unbroken run's weights
+    Finetune(_cfg(tmp_path / "d", init, eval_deals=0, max_iterations=1)).run()
+    t = Finetune(_cfg(tmp_path / "d", init, eval_deals=0, max_iterations=1), resume=True)
+    assert t.counters["iterations"] == 1
+    assert t.run()["iterations"] == 2
+    d = torch.load(tmp_path / "d" / "checkpoint.pt", weights_only=False)["net"]
+    assert all(torch.equal(a[k], d[k]) for k in a)
+
+
+def test_context_file_fine_tunes(tmp_path):
+    """The shipped Wakeng network takes context inputs (plan_picks): they are computed for
+    every sampled decision and the fine-tuned file keeps the context."""
+    init = os.path.join(ROOT, "agents", "weights", "wakeng_network.npz")
+    res = Finetune(_cfg(tmp_path, init, deals=1, max_iterations=1, eval_deals=2)).run()
+    assert res["iterations"] == 1 and res["decisions"] > 0
+    out = QNetwork(str(tmp_path / "wakeng.npz"))
+    assert out.context == QNetwork(init).context and out.ctx_dim > 0
+    assert out.meta["init"] == init
+
+
+def test_sigterm_keeps_a_checkpoint(tmp_path):
+    init = _tiny_file(tmp_path / "init.npz")
+    out = tmp_path / "run"
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "train.finetune", "wakeng", "--init", init, "--minutes", "5",
+         "--deals", "2", "--group", "2", "--eval-deals", "0", "--no-progress", "--out", str(out)],
+        cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    ck = sigterm_after_first_log(proc, out)
+    assert ck["counters"]["iterations"] >= 1 and (out / "wakeng.npz").exists()
+    t = Finetune(_cfg(out, init, eval_deals=0, max_iterations=1), resume=True)
+    assert t.counters == ck["counters"]
+    assert t.run()["iterations"] == ck["counters"]["iterations"] + 1
+
+
+@pytest.mark.parametrize("change, fragment", [
+    ({"group": 1}, "group must be an int >= 2"),
+    ({"deals": 0}, "deals must be an int >= 1"),
+    ({"lineups": "pairs"}, "lineups must be one of"),
+    ({"lr": 0.0}, "lr must be a number > 0"),
+    ({"temperature": -1.0}, "temperature must be a number > 0"),
+    ({"eval_deals": 1}, "eval_deals must be 0"),
+    ({"game": "chess"}, "unknown game 'chess'"),
+    ({"init": "no/such/file.npz"}, "no weight file at 'no/such/file.npz'"),
+])
+def test_bad_settings(tmp_path, change, fragment):
+    change = dict(change)
+    init = change.pop("init", None) or _tiny_file(tmp_path / "init.npz")
+    with pytest.raises(ValueError, match=fragment):
+        Finetune(_cfg(tmp_path / "run", init, **change))
+
+
+def test_file_of_another_game_is_refused(tmp_path):
+    init = _tiny_file(tmp_path / "ddz.npz", game="doudizhu")
+    with pytest.raises(ValueError, match="does not fit wakeng"):
+        Finetune(_cfg(tmp_path / "run", init))
+
+
+def test_cli_reports_bad_input(tmp_path):
+    r = subprocess.run([sys.executable, "-m", "train.finetune", "wakeng", "--init",
+                        str(tmp_path / "missing.npz"), "--out", str(tmp_path / "o")],
+                       cwd=ROOT, capture_output=True, text=True)
+    assert r.returncode == 2 and "no weight file at" in r.stderr and "Traceback" not in r.stderr
+
+
+def test_rollout_passes_slots_and_seats_to_an_agent_that_needs_them():
+    seen = []
+
+    class Recorder:
+        needs_slots = True
+
+        def act_batch(self, obs, masks, slots=None, seats=None):
+            seen.append((np.array(slots), np.array(seats)))
+            return np.array([int(np.flatnonzero(m)[0]) for m in masks], np.int64)
+
+    vg = VectorGame("wakeng", 6)
+    vg.reset(seed=2)
+    vg.rollout("heuristic", seed=0, slots=[1, 3, 5], agent=Recorder(), agent_seats=(1,))
+    assert seen
+    for slots, seats in seen:
+        assert set(slots.tolist()) <= {1, 3, 5} and (seats == 1).all()

@@ -1,0 +1,531 @@
+"""Policy-gradient fine-tuning of a network-only weight file against a fixed opponent: the
+network plays whole deals against the engine's rule-based rollout policy, and learns from the
+score it makes, not from a teacher's moves.
+
+Imitation (``train.distill``) copies a teacher and stays below it; this trainer improves the
+network on the score itself.  Each **iteration**:
+
+1. **Groups of the same deal.**  ``--deals`` new deals; every deal is played ``--group`` (K)
+   times from the same cards in each *lineup* (``--lineups single``: the network at one seat,
+   every seat in turn; ``all``: also at every other set of seats an arena of two agents gives
+   it, e.g. two seats of three), the other seats played by the rollout policy of
+   :meth:`cardenvs.vector.VectorGame.rollout` (``"heuristic"``: the ``rules`` agent's card play
+   in numba, deterministic).  The network *samples* its actions from ``softmax(scores / T)``
+   over the legal ones (``--temperature`` T), so the K copies of a deal differ only by its own
+   choices.  All games of a lineup run together in numba; the network scores every waiting
+   game in one batch.
+2. **Advantages.**  Each copy's score at a seat minus the mean score of the other K - 1 copies
+   of the same deal and seat (leave-one-out): the luck of the cards cancels and what is left
+   is what the network's choices made of them.  Every decision the network made at that seat
+   gets that advantage, divided by the standard deviation over the iteration's decisions.
+3. **Learning.**  ``--epochs`` passes in minibatches of ``--minibatch`` decisions over the
+   iteration's decisions, with the clipped surrogate of PPO (``--clip``; the ratio of the
+   current to the sampling policy's probability of the action taken), Adam (``--lr``), the
+   gradient's norm clipped at 1.
+
+**Evaluation** (every ``--eval-every`` iterations and at the end): the greedy network against
+the rollout policy on ``--eval-deals`` fixed deals, arena-style (every lineup of two agents,
+as ``cardenvs arena`` plays them; per deal the network's mean seat score minus the
+opponent's): ``eval.csv`` and ``eval.png``; the weights are written then (``OUT/GAME.npz``,
+and a copy per evaluation in ``OUT/snapshots/``).  The opponent of the arena's reference
+numbers is the ``rules`` agent, which this opponent approximates; measure a file against it
+with ``cardenvs arena GAME --agents trained:OUT/GAME.npz,rules``.
+
+**Stopping**: ``--minutes`` bounds the session; SIGTERM / Ctrl-C stop at the next lineup's
+games (the iteration's games are dropped) or after the iteration's update (a few seconds),
+then write the checkpoint and the weights (exit status 128 + signal); ``--resume`` continues
+from ``OUT/checkpoint.pt`` exactly as if never stopped (a dropped iteration is redone).
+Same seed, settings and machine: the same weights at every iteration (``--max-iterations``
+makes a run's length independent of the machine's speed).
+
+Measured (``docs/training/distill.md``, Wakeng): from the 76-minute distilled file (+5.55 a
+deal against ``rules``, 2,000 duplicate deals, seed 0), 78 minutes on one core made the
+shipped ``wakeng_network.npz``, +11.27, which loses to the file it started from head to head
+(-1.20): the network learns to beat the opponent it plays, the rollout policy.
+
+Run ``python -m train.finetune GAME --init agents/weights/GAME_network.npz --minutes 30``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import sys
+import time
+from dataclasses import asdict, dataclass
+from typing import Optional, Sequence
+
+import numpy as np
+import torch
+
+from cardenvs.api import GAMES, make_game
+from cardenvs.arena import agents_module, rotate_lineups
+from cardenvs.vector import VectorGame
+
+from .common import (
+    SessionBar, StopSignals, add_iteration_args, append_csv, end_session, load_checkpoint,
+    plot_eval, run_command, run_parser, run_session, save_atomic, truncate_csv, write_config,
+)
+from .dmc import QNet, export_weights
+from .exit import load_numpy_weights
+
+#: the rollout policy the opponents play (:meth:`cardenvs.vector.VectorGame.rollout`)
+OPPONENT = "heuristic"
+#: the seed of the evaluation deals is ``EVAL_SEED + seed``
+EVAL_SEED = 10**9 + 7
+LINEUPS = ("single", "all")
+
+
+@dataclass
+class FinetuneConfig:
+    """Every setting of a fine-tuning run (stored in the checkpoint)."""
+
+    game: str
+    init: str
+    options: Optional[dict] = None
+    out: str = "runs/finetune"
+    minutes: float = 30.0
+    seed: int = 0
+    deals: int = 32
+    group: int = 8
+    lineups: str = "single"
+    lr: float = 1e-4
+    temperature: float = 1.0
+    clip: float = 0.2
+    epochs: int = 2
+    minibatch: int = 2048
+    eval_deals: int = 1000
+    eval_every: int = 25
+    threads: int = 1
+    max_iterations: int = 0
+    progress: bool = True
+
+
+def _check(cfg: FinetuneConfig) -> None:
+    if cfg.game not in GAMES:
+        raise ValueError(f"unknown game {cfg.game!r}; known games: {', '.join(GAMES)}")
+    if not isinstance(cfg.init, str) or not os.path.exists(cfg.init):
+        raise ValueError(f"--init: no weight file at {cfg.init!r} (a network-only file, e.g. "
+                         f"agents/weights/{cfg.game}_network.npz)")
+    for name, low in (("deals", 1), ("group", 2), ("epochs", 1), ("minibatch", 1),
+                      ("eval_every", 1), ("threads", 1), ("eval_deals", 0), ("max_iterations", 0)):
+        v = getattr(cfg, name)
+        if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or v < low:
+            raise ValueError(f"{name} must be an int >= {low}, got {v!r}")
+    if cfg.eval_deals == 1:
+        raise ValueError("eval_deals must be 0 (no evaluation) or >= 2 (for an interval)")
+    if cfg.lineups not in LINEUPS:
+        raise ValueError(f"lineups must be one of {LINEUPS}, got {cfg.lineups!r}")
+    for name in ("lr", "temperature", "clip", "minutes"):
+        v = getattr(cfg, name)
+        if isinstance(v, bool) or not isinstance(v, (int, float)) or not v > 0:
+            raise ValueError(f"{name} must be a number > 0, got {v!r}")
+
+
+def lineups(n_players: int, which: str = "all") -> list[tuple[int, ...]]:
+    """The sets of seats the network holds: ``single``: each seat alone, in seat order;
+    ``all``: those and every set an arena of two agents gives one of them
+    (:func:`cardenvs.arena.rotate_lineups`), by size; sets larger than the opponent's ordered
+    by the opponent's seats (with three seats: ``(0,) (1,) (2,) (1, 2) (0, 2) (0, 1)``)."""
+    singles = [(s,) for s in range(n_players)]
+    if which == "single":
+        return singles
+    sets = {tuple(s for s, a in enumerate(lu) if a == 0) for lu in rotate_lineups(2, n_players)}
+    sets = (sets | set(singles)) - {(), tuple(range(n_players))}
+
+    def key(lu):
+        rest = tuple(s for s in range(n_players) if s not in lu)
+        return (len(lu), lu if len(lu) <= len(rest) else rest)
+
+    return sorted(sets, key=key)
+
+
+def leave_one_out(returns: np.ndarray) -> np.ndarray:
+    """``returns [D, K, ...]`` (K >= 2 copies of each deal) minus the mean of the other K - 1
+    copies of the same deal: the advantage of each copy."""
+    K = returns.shape[1]
+    return returns - (returns.sum(1, keepdims=True) - returns) / (K - 1)
+
+
+def segment_log_softmax(q: np.ndarray, sizes: np.ndarray) -> np.ndarray:
+    """``log softmax`` of ``q`` within consecutive segments of ``sizes`` (all >= 1)."""
+    starts = np.concatenate([[0], np.cumsum(sizes)[:-1]])
+    mx = np.maximum.reduceat(q, starts)
+    e = np.exp(q - np.repeat(mx, sizes))
+    s = np.add.reduceat(e, starts)
+    return q - np.repeat(mx + np.log(s), sizes)
+
+
+def sample_segments(p: np.ndarray, sizes: np.ndarray, u: np.ndarray) -> np.ndarray:
+    """For each segment of ``p`` (probabilities, ``sizes`` long each), the index within it
+    where its cumulative sum passes ``u * (its sum)``: a draw from the segment with the
+    uniform ``u`` of that segment."""
+    out = np.zeros(len(sizes), np.int64)
+    a = 0
+    for r, k in enumerate(sizes):
+        seg = p[a:a + k]
+        c = np.searchsorted(np.cumsum(seg), u[r] * seg.sum(), side="right")
+        out[r] = min(c, k - 1)
+        a += k
+    return out
+
+
+class NetworkSampler:
+    """The network as a rollout agent (:meth:`VectorGame.rollout`'s ``agent``): samples from
+    ``softmax(scores / temperature)`` (or plays the best-scored action with ``greedy``), and
+    keeps every decision it made (``records``) with the game's slot and seat."""
+
+    needs_slots = True
+
+    def __init__(self, net: QNet, game, context=None, temperature: float = 1.0,
+                 greedy: bool = False, rng: Optional[np.random.Generator] = None):
+        self.net, self.game, self.context = net, game, context
+        self.temperature, self.greedy = float(temperature), bool(greedy)
+        self.rng = rng if rng is not None else np.random.default_rng(0)
+        self.name = "network"
+        self.clear()
+
+    def clear(self) -> None:
+        self.records: dict[str, list] = {k: [] for k in (
+            "obs", "ids", "sizes", "ctx", "choice", "logp", "slot", "seat")}
+
+    def act_batch(self, obs: np.ndarray, masks: np.ndarray, slots: Optional[np.ndarray] = None,
+                  seats: Optional[np.ndarray] = None) -> np.ndarray:
+        rows, ids = np.nonzero(masks)
+        sizes = np.bincount(rows, minlength=len(masks))
+        ctx = self.context(obs, ids, rows) if self.context is not None else None
+        with torch.no_grad():
+            q = self.net(torch.from_numpy(np.ascontiguousarray(obs, np.float32)),
+                         torch.from_numpy(self.game.action_features(ids)), torch.from_numpy(rows),
+                         None if ctx is None else
+                         torch.from_numpy(np.ascontiguousarray(ctx, np.float32)))
+        q = q.numpy().astype(np.float64)
+        starts = np.concatenate([[0], np.cumsum(sizes)[:-1]])
+        if self.greedy:
+            choice = np.array([int(np.argmax(q[a:a + k])) for a, k in zip(starts, sizes)], np.int64)
+            return ids[starts + choice]
+        lp = segment_log_softmax(q / self.temperature, sizes)
+        choice = sample_segments(np.exp(lp), sizes, self.rng.random(len(sizes)))
+        R = self.records
+        R["obs"].append(np.asarray(obs).astype(np.float16))
+        R["ids"].append(ids)
+        R["sizes"].append(sizes)
+        R["ctx"].append(None if ctx is None else np.asarray(ctx, np.float32))
+        R["choice"].append(choice)
+        R["logp"].append(lp[starts + choice])
+        R["slot"].append(np.array(slots, np.int64) if slots is not None else np.zeros(len(sizes), np.int64))
+        R["seat"].append(np.array(seats, np.int64) if seats is not None else np.zeros(len(sizes), np.int64))
+        return ids[starts + choice]
+
+
+def new_deals(game, n: int, seed: int) -> np.ndarray:
+    """``(n, S)`` states of ``n`` new deals (:meth:`VectorGame.reset` with ``seed``)."""
+    vg = VectorGame(game, n, observe=False, auto_reset=False)
+    vg.reset(seed=seed)
+    return vg.states.copy()
+
+
+def play_lineup(vg: VectorGame, states: np.ndarray, agent, seats: Sequence[int], copies: int,
+                seed: int) -> np.ndarray:
+    """Every deal of ``states`` ``copies`` times (consecutive slots), ``agent`` at ``seats``
+    and the rollout policy elsewhere; ``(len(states) * copies, P)`` scores."""
+    vg.load_states(np.repeat(states, copies, axis=0))
+    return vg.rollout(OPPONENT, seed=seed, agent=agent, agent_seats=tuple(seats))
+
+
+def arena_difference(game, net: QNet, context, states: np.ndarray) -> dict:
+    """The greedy network against the rollout policy on ``states``, every lineup of two agents
+    (:func:`lineups` ``all``): per deal its mean seat score minus the opponent's; the mean,
+    its 95% half-width and the network's win rate (share of its seats paid > 0)."""
+    agent = NetworkSampler(net, game, context, greedy=True)
+    D, P = len(states), int(game.n_players)
+    vg = VectorGame(game, D, observe=True, auto_reset=False)
+    vg.reset(seed=0)
+    mine, theirs, wins = np.zeros(D), np.zeros(D), np.zeros(D)
+    n_mine = n_theirs = 0
+    for lu in lineups(P, "all"):
+        r = play_lineup(vg, states, agent, lu, 1, 0)
+        for q in range(P):
+            if q in lu:
+                mine += r[:, q]
+                wins += r[:, q] > 0
+                n_mine += 1
+            else:
+                theirs += r[:, q]
+                n_theirs += 1
+    d = mine / n_mine - theirs / n_theirs
+    w = wins / n_mine
+    half = lambda x: float(1.96 * x.std(ddof=1) / np.sqrt(len(x)))  # noqa: E731
+    return {"diff": float(d.mean()), "diff_ci": half(d), "win_rate": float(w.mean()),
+            "win_ci": half(w), "deals": D}
+
+
+class Finetune:
+    """A fine-tuning run (module docstring); ``run()`` within ``cfg.minutes``."""
+
+    def __init__(self, cfg: FinetuneConfig, resume: bool = False):
+        cfg.options = dict(cfg.options or {})
+        _check(cfg)
+        self.cfg = cfg
+        torch.set_num_threads(int(cfg.threads))
+        self.game = g = make_game(cfg.game, **cfg.options)
+        trained = agents_module("trained")
+        qn = trained.QNetwork(cfg.init)
+        why = trained._mismatch(qn, g)
+        if why is not None:
+            raise ValueError(f"--init {cfg.init!r} does not fit {cfg.game} {cfg.options}: {why}")
+        if qn.meta.get("prior") is not None:
+            raise ValueError(f"--init {cfg.init!r} is an override file over {qn.meta['prior']!r}; "
+                             f"fine-tuning needs a network-only file")
+        self.init_meta = dict(qn.meta)
+        feat_dim = g.action_features(np.zeros(1, np.int64)).shape[1]
+        self.net = QNet(g.layout.size, feat_dim, tuple(qn.meta["hidden"]), context=qn.context)
+        load_numpy_weights(self.net, cfg.init)
+        self.context = (agents_module("context").make_context(qn.context, g)
+                        if qn.context else None)
+        self.opt = torch.optim.Adam(self.net.parameters(), lr=cfg.lr)
+        self.sampler = NetworkSampler(self.net, g, self.context, cfg.temperature,
+                                      rng=np.random.default_rng(cfg.seed))
+        self.lineups = lineups(int(g.n_players), cfg.lineups)
+        self.counters = {"iterations": 0, "games": 0, "decisions": 0, "updates": 0, "train_s": 0.0}
+        self.eval_history: list[dict] = []
+        self._eval_states = None
+        self._stop: Optional[StopSignals] = None
+        os.makedirs(cfg.out, exist_ok=True)
+        if resume:
+            ck = load_checkpoint(cfg.out, cfg.game, cfg.options)
+            self.net.load_state_dict(ck["net"])
+            self.opt.load_state_dict(ck["opt"])
+            self.sampler.rng.bit_generator.state = ck["rng"]
+            self.counters = dict(ck["counters"])
+            self.eval_history = list(ck["eval_history"])
+            for name in ("log.csv", "eval.csv"):
+                truncate_csv(os.path.join(cfg.out, name), "train_s", self.counters["train_s"])
+
+    # -- files -----------------------------------------------------------------------------------
+    @property
+    def weights_path(self) -> str:
+        return os.path.join(self.cfg.out, f"{self.cfg.game}.npz")
+
+    def export(self) -> str:
+        cfg = self.cfg
+        keep = {k: self.init_meta[k] for k in ("teacher", "data") if k in self.init_meta}
+        export_weights(self.net, self.weights_path, {
+            **keep, "game": cfg.game, "options": cfg.options, "mode": "network",
+            "trainer": "finetune", "init": cfg.init, "hidden": list(self.net.hidden),
+            "reward_scale": 1.0, "opponent": OPPONENT,
+            "settings": {k: v for k, v in asdict(cfg).items()
+                         if k not in ("game", "options", "init", "out", "progress")},
+            **{k: v for k, v in self.counters.items() if k != "train_s"},
+            "train_minutes": round(self.counters["train_s"] / 60, 2)})
+        return self.weights_path
+
+    def save_checkpoint(self) -> str:
+        return save_atomic({"config": asdict(self.cfg), "net": self.net.state_dict(),
+                            "opt": self.opt.state_dict(),
+                            "rng": self.sampler.rng.bit_generator.state,
+                            "counters": dict(self.counters),
+                            "eval_history": list(self.eval_history)},
+                           os.path.join(self.cfg.out, "checkpoint.pt"))
+
+    # -- one iteration ---------------------------------------------------------------------------
+    def collect(self, it: int) -> Optional[dict]:
+        """The iteration's games (module docstring, steps 1-2): the decisions with their
+        advantages, or ``None`` when a stop signal came."""
+        cfg, g = self.cfg, self.game
+        D, K, P = cfg.deals, cfg.group, int(g.n_players)
+        states = new_deals(g, D, cfg.seed * 1_000_003 + it)
+        vg = getattr(self, "_vg", None)
+        if vg is None:
+            vg = self._vg = VectorGame(g, D * K, observe=True, auto_reset=False)
+            vg.reset(seed=0)
+        parts: dict[str, list] = {k: [] for k in (
+            "obs", "ids", "sizes", "ctx", "choice", "logp", "adv")}
+        samp = self.sampler
+        rng_state = samp.rng.bit_generator.state
+        games = 0
+        for li, lu in enumerate(self.lineups):
+            if self._stop is not None and self._stop.signum is not None:
+                samp.rng.bit_generator.state = rng_state  # the iteration is redone on --resume
+                return None
+            samp.clear()
+            r = play_lineup(vg, states, samp, lu, K, it * 7 + li)
+            adv = leave_one_out(r.reshape(D, K, P)).reshape(D * K, P)
+            games += D * K
+            R = samp.records
+            if not R["sizes"]:
+                continue
+            for k in ("obs", "ids", "sizes", "choice", "logp"):
+                parts[k].append(np.concatenate(R[k]))
+            if self.context is not None:
+                parts["ctx"].append(np.concatenate(R["ctx"]))
+            parts["adv"].append(adv[np.concatenate(R["slot"]), np.concatenate(R["seat"])])
+        if not parts["sizes"]:
+            return {"n": 0, "games": games}
+        out = {k: (np.concatenate(v) if v else None) for k, v in parts.items()}
+        out["adv"] = out["adv"] / (out["adv"].std() + 1e-6)
+        out["n"], out["games"] = len(out["sizes"]), games
+        return out
+
+    def learn(self, it: int, data: dict) -> float:
+        """The update of the iteration (module docstring, step 3; a stop signal waits for its
+        end, a few seconds); the mean loss."""
+        cfg, g, net = self.cfg, self.game, self.net
+        sizes, ids, choice = data["sizes"], data["ids"], data["choice"]
+        starts = np.concatenate([[0], np.cumsum(sizes)[:-1]])
+        N = len(sizes)
+        rng = np.random.default_rng(it)
+        losses = []
+        for _ in range(cfg.epochs):
+            perm = rng.permutation(N)
+            for b in range(0, N, cfg.minibatch):
+                idx = perm[b:b + cfg.minibatch]
+                k = sizes[idx]
+                pos = np.concatenate([np.arange(starts[i], starts[i] + sizes[i]) for i in idx])
+                own = np.repeat(np.arange(len(idx)), k)
+                col = np.concatenate([np.arange(x) for x in k])
+                ctx = None if data["ctx"] is None else torch.from_numpy(data["ctx"][pos])
+                q = net(torch.from_numpy(data["obs"][idx].astype(np.float32)),
+                        torch.from_numpy(g.action_features(ids[pos])), torch.from_numpy(own), ctx)
+                L = torch.full((len(idx), int(k.max())), float("-inf"))
+                L = L.index_put((torch.from_numpy(own), torch.from_numpy(col)), q / cfg.temperature)
+                lp = torch.log_softmax(L, 1).gather(1, torch.from_numpy(choice[idx])[:, None])[:, 0]
+                ratio = torch.exp(lp - torch.from_numpy(data["logp"][idx]).float())
+                A = torch.from_numpy(data["adv"][idx]).float()
+                loss = -torch.min(ratio * A, ratio.clamp(1 - cfg.clip, 1 + cfg.clip) * A).mean()
+                self.opt.zero_grad(set_to_none=True)
+                loss.backward()
+                torch.nn.utils.clip_grad_norm_(net.parameters(), 1.0)
+                self.opt.step()
+                self.counters["updates"] += 1
+                losses.append(float(loss.detach()))
+        return float(np.mean(losses)) if losses else 0.0
+
+    def evaluate(self) -> list[dict]:
+        """The arena-style evaluation (module docstring): ``eval.csv``, ``eval.png``, the
+        weights and their snapshot."""
+        cfg = self.cfg
+        if cfg.eval_deals <= 0:
+            return []
+        if self._eval_states is None:
+            self._eval_states = new_deals(self.game, cfg.eval_deals, EVAL_SEED + cfg.seed)
+        self.net.eval()
+        try:
+            row = arena_difference(self.game, self.net, self.context, self._eval_states)
+        finally:
+            self.net.train()
+        row.update(opponent=OPPONENT, train_s=round(self.counters["train_s"], 1),
+                   iterations=self.counters["iterations"], games=self.counters["games"],
+                   decisions=self.counters["decisions"])
+        self.eval_history.append(row)
+        append_csv(os.path.join(cfg.out, "eval.csv"), [row])
+        plot_eval(self.eval_history, os.path.join(cfg.out, "eval.png"),
+                  f"{cfg.game} (fine-tuned from {os.path.basename(cfg.init)})")
+        path = self.export()
+        os.makedirs(os.path.join(cfg.out, "snapshots"), exist_ok=True)
+        shutil.copyfile(path, os.path.join(cfg.out, "snapshots",
+                                           f"{cfg.game}_it{self.counters['iterations']}.npz"))
+        if cfg.progress:
+            print(f"[finetune] {cfg.game} iteration {row['iterations']}, "
+                  f"{row['train_s'] / 60:.1f} min: network vs {OPPONENT} {row['diff']:+.2f} ± "
+                  f"{row['diff_ci']:.2f} per deal ({row['deals']} deals)", file=sys.stderr,
+                  flush=True)
+        return [row]
+
+    # -- the loop --------------------------------------------------------------------------------
+    def run(self) -> dict:
+        """Iterate within ``cfg.minutes``; returns the counters, the last evaluation, the
+        files and ``"stopped"`` (the signal's name, or ``None``)."""
+        return run_session(self)
+
+    def _run(self, stop: StopSignals) -> dict:
+        cfg = self.cfg
+        t_start = time.perf_counter()
+        deadline = t_start + 60.0 * cfg.minutes
+        write_config(cfg)
+        last: list[dict] = []
+        if not self.eval_history:
+            last = self.evaluate()
+        base_s, t0 = self.counters["train_s"], time.perf_counter()
+        it0 = self.counters["iterations"]
+        bar = SessionBar(cfg.progress, 60 * cfg.minutes, f"finetune {cfg.game}", t_start)
+        it_s, eval_s = 0.0, (time.perf_counter() - t0 if last else 0.0)
+        evaluated_at = self.counters["iterations"]
+        while stop.signum is None:
+            now = time.perf_counter()
+            if now + it_s + eval_s > deadline:
+                break
+            if cfg.max_iterations and self.counters["iterations"] - it0 >= cfg.max_iterations:
+                break
+            it = self.counters["iterations"] + 1
+            data = self.collect(it)
+            if data is None:
+                break
+            t_col = time.perf_counter() - now
+            loss = self.learn(it, data) if data["n"] else 0.0
+            self.counters["iterations"] = it
+            self.counters["games"] += data["games"]
+            self.counters["decisions"] += data["n"]
+            self.counters["train_s"] = base_s + (time.perf_counter() - t0)
+            it_s = time.perf_counter() - now
+            append_csv(os.path.join(cfg.out, "log.csv"), [{
+                "iteration": it, "train_s": round(self.counters["train_s"], 1),
+                "games": self.counters["games"], "decisions": self.counters["decisions"],
+                "updates": self.counters["updates"], "loss": round(loss, 5),
+                "collect_s": round(t_col, 2), "learn_s": round(it_s - t_col, 2)}])
+            bar.postfix(it=it, dec=self.counters["decisions"], loss=f"{loss:.4f}")
+            bar.tick()
+            if it % cfg.eval_every == 0:
+                t_ev = time.perf_counter()
+                last = self.evaluate()
+                eval_s = time.perf_counter() - t_ev
+                evaluated_at = it
+                self.save_checkpoint()
+        bar.close()
+        self.counters["train_s"] = base_s + (time.perf_counter() - t0)
+        if stop.signum is None and self.counters["iterations"] != evaluated_at:
+            last = self.evaluate()
+        return end_session(self, "finetune", stop, t_start, last)
+
+
+# ---------------------------------------------------------------------------------------------
+# command line
+# ---------------------------------------------------------------------------------------------
+def build_parser() -> argparse.ArgumentParser:
+    d = FinetuneConfig(game="", init="")
+    p = run_parser("finetune", __doc__, d.minutes, d.seed,
+                   covers="games, learning, evaluations, checkpoints and export")
+    p.add_argument("--init", required=True, metavar="NPZ",
+                   help="the network-only weight file to start from (its sizes and context)")
+    p.add_argument("--deals", type=int, default=d.deals, help="new deals per iteration")
+    p.add_argument("--group", type=int, default=d.group,
+                   help="copies of each deal and lineup (K >= 2: the leave-one-out baseline)")
+    p.add_argument("--lineups", choices=LINEUPS, default=d.lineups,
+                   help="the network at one seat (single) or at every set of seats an arena "
+                        "of two agents gives it (all)")
+    p.add_argument("--lr", type=float, default=d.lr)
+    p.add_argument("--temperature", type=float, default=d.temperature,
+                   help="T of the sampling policy softmax(scores / T)")
+    p.add_argument("--clip", type=float, default=d.clip, help="PPO's ratio clip")
+    p.add_argument("--epochs", type=int, default=d.epochs, help="passes over each iteration's decisions")
+    p.add_argument("--minibatch", type=int, default=d.minibatch, help="decisions per Adam step")
+    p.add_argument("--eval-deals", type=int, default=d.eval_deals)
+    p.add_argument("--eval-every", type=int, default=d.eval_every, help="iterations between evaluations")
+    add_iteration_args(p, d.threads)
+    return p
+
+
+def main(argv: Optional[Sequence[str]] = None) -> int:
+    a = build_parser().parse_args(argv)
+    cfg = FinetuneConfig(
+        game=a.game, init=a.init, options=dict(a.option), out=a.out or f"runs/finetune_{a.game}",
+        minutes=a.minutes, seed=a.seed, deals=a.deals, group=a.group, lineups=a.lineups,
+        lr=a.lr, temperature=a.temperature, clip=a.clip, epochs=a.epochs,
+        minibatch=a.minibatch, eval_deals=a.eval_deals, eval_every=a.eval_every,
+        threads=a.threads, max_iterations=a.max_iterations, progress=not a.no_progress)
+    return run_command("finetune", lambda: Finetune(cfg, resume=a.resume).run())
+
+
+if __name__ == "__main__":
+    sys.exit(main())
