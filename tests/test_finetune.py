@@ -28,7 +28,8 @@ from cardenvs.api import make_game  # noqa: E402
 from cardenvs.vector import VectorGame  # noqa: E402
 from train.dmc import QNet, export_weights  # noqa: E402
 from train.finetune import (  # noqa: E402
-    Finetune, FinetuneConfig, leave_one_out, lineups, sample_segments, segment_log_softmax,
+    Finetune, FinetuneConfig, arena_seat_sets, leave_one_out, lineups, new_deals, sample_segments,
+    segment_log_softmax,
 )
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -75,6 +76,22 @@ def test_lineups_literal():
     # the arena's six lineups of two agents at three seats, from the first agent's side
     assert lineups(3, "all") == [(0,), (1,), (2,), (1, 2), (0, 2), (0, 1)]
     assert lineups(4, "all") == [(0,), (1,), (2,), (3,), (0, 2), (1, 3)]
+
+
+def test_evaluation_plays_the_arenas_lineups():
+    # Wakeng: the six rotate lineups of two agents at three seats
+    g = make_game("wakeng")
+    assert sorted(arena_seat_sets(g, new_deals(g, 1, 0)[0])) == [(0,), (0, 1), (0, 2), (1,), (1, 2), (2,)]
+    # four seats: the two alternating lineups
+    g = make_game("doudizhu4")
+    assert sorted(arena_seat_sets(g, new_deals(g, 1, 0)[0])) == [(0, 2), (1, 3)]
+    # the landlord fixed before the play: solo lineups, the network as landlord, then as farmers
+    g = make_game("doudizhu", auction="fixed")
+    st = new_deals(g, 1, 0)[0]
+    from cardenvs.core.state import LANDLORD
+
+    solo = int(st[LANDLORD])
+    assert arena_seat_sets(g, st) == [(solo,), tuple(s for s in range(3) if s != solo)]
 
 
 def test_update_follows_the_advantage(tmp_path):

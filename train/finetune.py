@@ -24,9 +24,8 @@ network on the score itself.  Each **iteration**:
    gradient's norm clipped at 1.
 
 **Evaluation** (every ``--eval-every`` iterations and at the end): the greedy network against
-the rollout policy on ``--eval-deals`` fixed deals, arena-style (every lineup of two agents,
-as ``cardenvs arena`` plays them; per deal the network's mean seat score minus the
-opponent's): ``eval.csv`` and ``eval.png``; the weights are written then (``OUT/GAME.npz``,
+the rollout policy on ``--eval-deals`` fixed deals, in the lineups ``cardenvs arena`` plays
+with two agents (per deal the network's mean seat score minus the opponent's): ``eval.csv`` and ``eval.png``; the weights are written then (``OUT/GAME.npz``,
 and a copy per evaluation in ``OUT/snapshots/``).  The opponent of the arena's reference
 numbers is the ``rules`` agent, which this opponent approximates; measure a file against it
 with ``cardenvs arena GAME --agents trained:OUT/GAME.npz,rules``.
@@ -60,7 +59,8 @@ import numpy as np
 import torch
 
 from cardenvs.api import GAMES, make_game
-from cardenvs.arena import agents_module, rotate_lineups
+from cardenvs.arena import agents_module, rotate_lineups, solo_lineups
+from cardenvs.core.state import LANDLORD, P_PLAY, PHASE
 from cardenvs.vector import VectorGame
 
 from .common import (
@@ -234,17 +234,30 @@ def play_lineup(vg: VectorGame, states: np.ndarray, agent, seats: Sequence[int],
     return vg.rollout(OPPONENT, seed=seed, agent=agent, agent_seats=tuple(seats))
 
 
+def arena_seat_sets(game, state: np.ndarray) -> list[tuple[int, ...]]:
+    """The seats the first of two agents holds in each lineup ``cardenvs arena`` plays (its
+    ``auto`` lineups) on deals like ``state``: ``solo`` lineups when the solo seat is fixed
+    before the play (:func:`cardenvs.arena.solo_lineups`), else ``rotate`` ones."""
+    P = int(game.n_players)
+    if game.info.teams.startswith("1 vs") and int(state[PHASE]) == P_PLAY:
+        plan = solo_lineups(2, P, int(state[LANDLORD]))
+    else:
+        plan = rotate_lineups(2, P)
+    return [tuple(s for s, a in enumerate(lu) if a == 0) for lu in plan]
+
+
 def arena_difference(game, net: QNet, context, states: np.ndarray) -> dict:
-    """The greedy network against the rollout policy on ``states``, every lineup of two agents
-    (:func:`lineups` ``all``): per deal its mean seat score minus the opponent's; the mean,
-    its 95% half-width and the network's win rate (share of its seats paid > 0)."""
+    """The greedy network against the rollout policy on ``states``, in the lineups of
+    ``cardenvs arena`` (:func:`arena_seat_sets`): per deal its mean seat score minus the
+    opponent's; the mean, its 95% half-width and the network's win rate (share of its seats
+    paid > 0)."""
     agent = NetworkSampler(net, game, context, greedy=True)
     D, P = len(states), int(game.n_players)
     vg = VectorGame(game, D, observe=True, auto_reset=False)
     vg.reset(seed=0)
     mine, theirs, wins = np.zeros(D), np.zeros(D), np.zeros(D)
     n_mine = n_theirs = 0
-    for lu in lineups(P, "all"):
+    for lu in arena_seat_sets(game, states[0]):
         r = play_lineup(vg, states, agent, lu, 1, 0)
         for q in range(P):
             if q in lu:
