@@ -921,8 +921,8 @@ class VectorGame:
                 ``act_batch(observations, masks)`` call (with ``states=`` for an agent that
                 ``needs_state``; with ``slots=`` and ``seats=``, the waiting games' slot
                 indices and the seats to move, for one that ``needs_slots``, e.g. a learner
-                that keeps what each game's seats did), and so on until every game has ended: one call per
-                decision of the agent's seats, not per game.  The same states, seed and a
+                that keeps what each game's seats did), and so on until every game has
+                ended: one call per decision of the agent's seats, not per game.  The same states, seed and a
                 deterministic agent give the same games.
             agent_seats: the seats ``agent`` plays.
 
