@@ -581,10 +581,15 @@ def choose_with_prior(q: np.ndarray, ids: np.ndarray, sizes: np.ndarray, base: n
     return out
 
 
+def segment_starts(sizes: np.ndarray) -> np.ndarray:
+    """Where each consecutive segment of ``sizes`` begins in the concatenated array."""
+    return np.concatenate([[0], np.cumsum(sizes)[:-1]]).astype(np.int64)
+
+
 def segment_argmax(values: np.ndarray, sizes: np.ndarray) -> np.ndarray:
     """Index (into ``values``) of the first maximum of each consecutive segment of ``sizes``."""
     sizes = np.asarray(sizes, np.int64)
-    starts = np.concatenate([[0], np.cumsum(sizes)[:-1]])
+    starts = segment_starts(sizes)
     width = int(sizes.max())
     padded = np.full((len(sizes), width), -np.inf, np.float64)
     owner = np.repeat(np.arange(len(sizes)), sizes)

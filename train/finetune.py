@@ -70,6 +70,9 @@ from .common import (
 from .dmc import QNet, export_weights
 from .exit import load_numpy_weights
 
+_trained = agents_module("trained")
+segment_argmax, segment_starts = _trained.segment_argmax, _trained.segment_starts
+
 #: the rollout policy the opponents play (:meth:`cardenvs.vector.VectorGame.rollout`)
 OPPONENT = "heuristic"
 #: the seed of the evaluation deals is ``EVAL_SEED + seed``
@@ -150,7 +153,7 @@ def leave_one_out(returns: np.ndarray) -> np.ndarray:
 
 def segment_log_softmax(q: np.ndarray, sizes: np.ndarray) -> np.ndarray:
     """``log softmax`` of ``q`` within consecutive segments of ``sizes`` (all >= 1)."""
-    starts = np.concatenate([[0], np.cumsum(sizes)[:-1]])
+    starts = segment_starts(sizes)
     mx = np.maximum.reduceat(q, starts)
     e = np.exp(q - np.repeat(mx, sizes))
     s = np.add.reduceat(e, starts)
@@ -201,10 +204,9 @@ class NetworkSampler:
                          None if ctx is None else
                          torch.from_numpy(np.ascontiguousarray(ctx, np.float32)))
         q = q.numpy().astype(np.float64)
-        starts = np.concatenate([[0], np.cumsum(sizes)[:-1]])
         if self.greedy:
-            choice = np.array([int(np.argmax(q[a:a + k])) for a, k in zip(starts, sizes)], np.int64)
-            return ids[starts + choice]
+            return ids[segment_argmax(q, sizes)]
+        starts = segment_starts(sizes)
         lp = segment_log_softmax(q / self.temperature, sizes)
         choice = sample_segments(np.exp(lp), sizes, self.rng.random(len(sizes)))
         R = self.records
@@ -283,9 +285,8 @@ class Finetune:
         self.cfg = cfg
         torch.set_num_threads(int(cfg.threads))
         self.game = g = make_game(cfg.game, **cfg.options)
-        trained = agents_module("trained")
-        qn = trained.QNetwork(cfg.init)
-        why = trained._mismatch(qn, g)
+        qn = _trained.QNetwork(cfg.init)
+        why = _trained._mismatch(qn, g)
         if why is not None:
             raise ValueError(f"--init {cfg.init!r} does not fit {cfg.game} {cfg.options}: {why}")
         if qn.meta.get("prior") is not None:
@@ -386,7 +387,7 @@ class Finetune:
         end, a few seconds); the mean loss."""
         cfg, g, net = self.cfg, self.game, self.net
         sizes, ids, choice = data["sizes"], data["ids"], data["choice"]
-        starts = np.concatenate([[0], np.cumsum(sizes)[:-1]])
+        starts = segment_starts(sizes)
         N = len(sizes)
         rng = np.random.default_rng(it)
         losses = []
@@ -458,12 +459,14 @@ class Finetune:
         deadline = t_start + 60.0 * cfg.minutes
         write_config(cfg)
         last: list[dict] = []
+        it_s = eval_s = 0.0  # the last iteration's and evaluation's seconds: kept in reserve
         if not self.eval_history:
+            t_ev = time.perf_counter()
             last = self.evaluate()
+            eval_s = time.perf_counter() - t_ev
         base_s, t0 = self.counters["train_s"], time.perf_counter()
         it0 = self.counters["iterations"]
         bar = SessionBar(cfg.progress, 60 * cfg.minutes, f"finetune {cfg.game}", t_start)
-        it_s, eval_s = 0.0, (time.perf_counter() - t0 if last else 0.0)
         evaluated_at = self.counters["iterations"]
         while stop.signum is None:
             now = time.perf_counter()
