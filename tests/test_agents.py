@@ -368,6 +368,15 @@ def test_trained_weights_are_the_files_the_registry_names():
     assert net["init"].startswith("the former wakeng_network.npz (commit 168e34d")
     assert net["iterations"] == 1050 and net["settings"]["max_iterations"] == 1050
     assert "--opponent rules" in net["command"] and "train.finetune wakeng" in net["command"]
+    # beside it: the 76-minute file fine-tuned against a mix of opponents (the rollout policy,
+    # itself as it started, its own snapshots) for 900 iterations: 113 minutes of commands
+    mixed = make_agent(f"trained:{os.path.join(WEIGHTS_DIR, 'wakeng_mixed.npz')}", "wakeng")
+    assert mixed.network_only and mixed.context.name == "plan_picks"
+    m = mixed.net.meta
+    assert m["trainer"] == "finetune" and m["wall_minutes"] == 113 and m["iterations"] == 900
+    assert m["opponent"] == "heuristic,init,heuristic,self"
+    assert m["settings"]["train_dtype"] == "bfloat16" and m["init"].startswith("agents/weights/wakeng_distill.npz")
+    assert "--opponents heuristic,init,heuristic,self" in m["command"]
     assert wk.net.meta["data"] == ["dw_search_dag3"]
     # Dou Dizhu's network: the file of 2026-12-02 fitted once more with context inputs
     ddz = make_agent("trained", "doudizhu").net.meta

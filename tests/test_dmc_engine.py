@@ -155,6 +155,9 @@ def test_learning_curves_png(tmp_path):
     out = tmp_path / "c.png"
     assert curves_main([f"{run}:engine:25", "--out", str(out)]) == 0 and _is_png(out)
     assert curves_main([str(run), "--opponent", "search", "--out", str(out)]) == 2
+    # a run that logged the opponent under another name: the fourth field names it
+    assert curves_main([f"{run}:as-random::random", "--opponent", "search", "--out", str(out)]) == 0
+    assert curves_main([f"{run}:x::nobody", "--out", str(out)]) == 2
 
 
 def test_curves_plot_the_paired_difference_when_logged(tmp_path):

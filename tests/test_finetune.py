@@ -8,6 +8,9 @@
   the same seed gives the same weights; a stopped and resumed run equals an unbroken one;
   SIGTERM ends a run with a checkpoint;
 * a file with context inputs (the shipped Wakeng network) fine-tunes;
+* network opponents (``--opponents``): a lineup against one equals an independent game loop
+  asking each seat's agent; ``self`` is the latest snapshot; evaluations log a row per
+  opponent; the bfloat16 learner moves the weights as the float32 one does;
 * bad settings are ``ValueError`` naming what is wrong.
 """
 
@@ -28,8 +31,8 @@ from cardenvs.api import make_game  # noqa: E402
 from cardenvs.vector import VectorGame  # noqa: E402
 from train.dmc import QNet, export_weights  # noqa: E402
 from train.finetune import (  # noqa: E402
-    Finetune, FinetuneConfig, arena_seat_sets, leave_one_out, lineups, new_deals, sample_segments,
-    segment_log_softmax,
+    Finetune, FinetuneConfig, NetworkSampler, arena_seat_sets, leave_one_out, lineups, new_deals,
+    opponent_list, play_lineup, sample_segments, segment_log_softmax,
 )
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -193,6 +196,9 @@ def test_sigterm_keeps_a_checkpoint(tmp_path):
     ({"eval_deals": 1}, "eval_deals must be 0"),
     ({"game": "chess"}, "unknown game 'chess'"),
     ({"init": "no/such/file.npz"}, "no weight file at 'no/such/file.npz'"),
+    ({"opponents": "heuristic,rules"}, "'rules' is none of heuristic, init, self"),
+    ({"opponents": "no/such/file.npz"}, "no weight file"),
+    ({"train_dtype": "float16"}, "train_dtype must be one of"),
 ])
 def test_bad_settings(tmp_path, change, fragment):
     change = dict(change)
@@ -205,6 +211,10 @@ def test_file_of_another_game_is_refused(tmp_path):
     init = _tiny_file(tmp_path / "ddz.npz", game="doudizhu")
     with pytest.raises(ValueError, match="does not fit wakeng"):
         Finetune(_cfg(tmp_path / "run", init))
+    # an opponent file of another game: refused when the run is made, not at its turn
+    with pytest.raises(ValueError, match="cannot play wakeng"):
+        Finetune(_cfg(tmp_path / "run", _tiny_file(tmp_path / "wk.npz"),
+                      opponents=f"heuristic,{init}"))
 
 
 def test_cli_reports_bad_input(tmp_path):
@@ -230,3 +240,108 @@ def test_rollout_passes_slots_and_seats_to_an_agent_that_needs_them():
     assert seen
     for slots, seats in seen:
         assert set(slots.tolist()) <= {1, 3, 5} and (seats == 1).all()
+
+
+def test_opponent_list_literal(tmp_path):
+    f = _tiny_file(tmp_path / "x.npz")
+    assert opponent_list("heuristic") == ["heuristic"]
+    assert opponent_list(f"heuristic, init,self,{f}") == ["heuristic", "init", "self", f]
+    with pytest.raises(TypeError, match="opponents must be a str"):
+        opponent_list(["heuristic"])
+
+
+def test_network_opponent_lineup_equals_an_independent_loop(tmp_path):
+    """The learner (greedy, file a) at seat 1 and a ``trained`` agent of file b at seats 0
+    and 2, played by ``play_lineup`` through the rollout engine, against the same deals
+    played one ``VectorGame.step`` at a time, each seat's agent asked (a lone legal action
+    played as it is)."""
+    a, b = _tiny_file(tmp_path / "a.npz", seed=0), _tiny_file(tmp_path / "b.npz", seed=1)
+    g = make_game("wakeng")
+    D = 8
+    states = new_deals(g, D, 5)
+    ft = Finetune(_cfg(tmp_path / "run", a))
+    learner = NetworkSampler(ft.net, g, None, greedy=True)
+    vg = VectorGame(g, D, observe=True, auto_reset=False)
+    vg.reset(seed=0)
+    got = play_lineup(vg, states, learner, (1,), 1, 0, opponent=TrainedAgent(g, weights=b))
+
+    A, B = TrainedAgent(g, weights=a), TrainedAgent(g, weights=b)
+    ref = VectorGame(g, D, masks=True, auto_reset=False)
+    ref.reset(seed=0)
+    ref.load_states(states)
+    total = np.zeros((D, 3))
+    live = np.arange(D)
+    steps = 0
+    while live.size:
+        acts = np.array([(A if ref.seat[i] == 1 else B).act_batch(ref.obs[i:i + 1],
+                                                                  ref.masks[i:i + 1])[0]
+                         for i in live], np.int64)
+        r, d = ref.step(acts, slots=live)
+        total[live] += r[live]
+        live = live[~d[live]]
+        steps += 1
+    assert steps > 20
+    np.testing.assert_allclose(got, total)
+    assert (np.abs(got).sum(1) > 0).all()  # every deal paid someone
+    # the same deals against the rollout policy are other games
+    vg.reset(seed=0)
+    assert not np.allclose(play_lineup(vg, states, learner, (1,), 1, 0), got)
+
+
+def test_self_opponent_is_the_latest_snapshot_and_evaluations_per_opponent(tmp_path):
+    init = _tiny_file(tmp_path / "init.npz")
+    ft = Finetune(_cfg(tmp_path / "run", init, opponents="heuristic,self,init", eval_every=2,
+                       max_iterations=3, eval_deals=4))
+    assert ft.opponent_path("self") == init and ft.opponent_path("heuristic") is None
+    assert ft.eval_opponents() == ["heuristic", "init"]
+    res = ft.run()
+    assert res["iterations"] == 3
+    snap = tmp_path / "run" / "snapshots" / "wakeng_it2.npz"
+    assert ft.opponent_path("self") == str(snap)  # iterations 3 -> the snapshot of 2
+    assert QNetwork(str(snap)).meta["iterations"] == 2
+    with open(tmp_path / "run" / "eval.csv") as f:
+        opp = [line.split(",")[5] for line in f.read().strip().splitlines()[1:]]
+    assert opp == ["heuristic", "init"] * 3  # before, after 2, at the end (3)
+    assert QNetwork(str(tmp_path / "run" / "wakeng.npz")).meta["opponent"] == "heuristic,self,init"
+    # the evaluation against the starting file before any update: the same network at every
+    # seat, so every lineup plays the same game and the difference is exactly 0
+    assert ft.eval_history[1]["opponent"] == "init" and ft.eval_history[1]["diff"] == 0.0
+
+
+def test_bfloat16_learner_moves_the_weights_like_float32(tmp_path):
+    init = _tiny_file(tmp_path / "init.npz")
+    deltas = []
+    for dtype in ("float32", "bfloat16"):
+        ft = Finetune(_cfg(tmp_path / dtype, init, train_dtype=dtype, deals=4, epochs=1))
+        ft.opt = torch.optim.SGD(ft.net.parameters(), lr=1e-3)  # the step is the gradient
+        before = [p.detach().clone() for p in ft.net.parameters()]
+        data = ft.collect(1)
+        ft.learn(1, data)
+        deltas.append(torch.cat([(p.detach() - q).flatten()
+                                 for p, q in zip(ft.net.parameters(), before)]))
+    f32, b16 = deltas
+    assert f32.norm() > 0 and not torch.equal(f32, b16)
+    cos = float(f32 @ b16 / (f32.norm() * b16.norm()))
+    assert cos > 0.98, cos
+
+
+def test_lineup_split_groups_and_signs(tmp_path):
+    """``benchmarks.lineup_split``: an agent against itself is level in each group; the first
+    agent alone at one seat is the second at the other two, so the groups swap with the sign
+    turned when the agents swap."""
+    from benchmarks.lineup_split import lineup_split
+
+    a, b = _tiny_file(tmp_path / "a.npz", seed=0), _tiny_file(tmp_path / "b.npz", seed=1)
+    same = lineup_split("wakeng", f"trained:{a}", f"trained:{a}", deals=6)
+    # (one lineup alone is the deal's luck: its seats against the others)
+    assert len(same["lineups"]) == 6 and any(m != 0.0 for _, m in same["lineups"])
+    assert same["groups"][1][0] == pytest.approx(0.0, abs=1e-12)
+    assert same["groups"][2][0] == pytest.approx(0.0, abs=1e-12)
+    ab = lineup_split("wakeng", f"trained:{a}", f"trained:{b}", deals=20)
+    ba = lineup_split("wakeng", f"trained:{b}", f"trained:{a}", deals=20)
+    assert ab["groups"][1][0] != 0.0
+    assert ab["groups"][1][0] == pytest.approx(-ba["groups"][2][0])
+    assert ab["groups"][2][0] == pytest.approx(-ba["groups"][1][0])
+    assert ab["all"][0] == pytest.approx((ab["groups"][1][0] + ab["groups"][2][0]) / 2)
+    with pytest.raises(ValueError, match="deals must be >= 2"):
+        lineup_split("wakeng", f"trained:{a}", f"trained:{b}", deals=1)

@@ -9,7 +9,9 @@ mean score when a log has no difference column (runs from before it was logged).
 
 A run resumed from a checkpoint continues its clock (``train_s`` counts every session), so a
 curve spans all of its sessions.  A third field shifts a curve by minutes (``DIR:LABEL:MIN``,
-e.g. the minutes of the run a ``--init`` warm start came from).
+e.g. the minutes of the run a ``--init`` warm start came from), and a fourth names the
+opponent as that run logged it, when it is not ``--opponent``'s name (``DIR:LABEL:MIN:NAME``:
+``train.finetune`` logs its starting file as ``init``, another run the same file by its name).
 
 A recipe of several commands (``train.distill`` collections and fits) has no one log; its
 curve is drawn from the arena results of its networks, each placed at the recipe minute its
@@ -121,7 +123,8 @@ def plot(curves: list[tuple[str, list[dict], float]], path: str, title: str, opp
 
 def main(argv: Optional[Sequence[str]] = None) -> int:
     p = argparse.ArgumentParser(prog="python -m train.curves", description=__doc__.split("\n\n")[0])
-    p.add_argument("runs", nargs="*", help="run directories (or eval.csv files), DIR[:LABEL[:MINUTES]]")
+    p.add_argument("runs", nargs="*", help="run directories (or eval.csv files), "
+                   "DIR[:LABEL[:MINUTES[:OPPONENT]]] (OPPONENT: its name in that run's log)")
     p.add_argument("--arena", action="append", default=[], metavar="RESULT:MINUTES[:LABEL]",
                    help="an arena result (JSON or its --out directory) as a point at MINUTES; "
                         "repeatable, one curve per LABEL (default: --arena-label)")
@@ -139,10 +142,11 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
             parts = spec.split(":")
             run = parts[0]
             label = parts[1] if len(parts) > 1 and parts[1] else os.path.basename(os.path.normpath(run))
-            off = float(parts[2]) if len(parts) > 2 else 0.0
-            rows = read_eval(run, a.opponent)
+            off = float(parts[2]) if len(parts) > 2 and parts[2] else 0.0
+            name = parts[3] if len(parts) > 3 and parts[3] else a.opponent
+            rows = read_eval(run, name)
             if not rows:
-                raise ValueError(f"{run!r} has no evaluation against {a.opponent!r}")
+                raise ValueError(f"{run!r} has no evaluation against {name!r}")
             curves.append((label, rows, off))
         curves += arena_curves(a.arena, a.opponent, a.arena_label)
     except ValueError as e:
