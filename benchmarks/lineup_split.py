@@ -37,7 +37,7 @@ def lineup_split(game: str, first: str, second: str, deals: int = 4000,
     from cardenvs.api import make_game
     from cardenvs.arena import one_blas_thread
     from cardenvs.vector import VectorGame
-    from train.finetune import SeatSplit, arena_seat_sets, new_deals
+    from train.finetune import arena_seat_sets, half_width, new_deals, play_lineup
 
     g = make_game(game)
     a, b = make_agent(first, g, seed=0), make_agent(second, g, seed=1)
@@ -50,18 +50,15 @@ def lineup_split(game: str, first: str, second: str, deals: int = 4000,
     per, groups = [], {}
     with one_blas_thread():
         for lu in arena_seat_sets(g, states[0]):
-            vg.load_states(states)
-            r = vg.rollout("heuristic", seed=0, agent=SeatSplit(a, lu, b),
-                           agent_seats=tuple(range(P)))
+            r = play_lineup(vg, states, a, lu, 1, 0, opponent=b)
             rest = [q for q in range(P) if q not in lu]
             d = r[:, list(lu)].mean(1) - r[:, rest].mean(1)
             per.append((lu, float(d.mean())))
             groups.setdefault(len(lu), []).append(d)
-    half = lambda x: float(1.96 * x.std(ddof=1) / np.sqrt(len(x)))  # noqa: E731
     out = {k: np.mean(v, axis=0) for k, v in sorted(groups.items())}
     total = np.mean([d for v in groups.values() for d in v], axis=0)
-    return {"lineups": per, "groups": {k: (float(d.mean()), half(d)) for k, d in out.items()},
-            "all": (float(total.mean()), half(total)), "deals": deals}
+    return {"lineups": per, "groups": {k: (float(d.mean()), half_width(d)) for k, d in out.items()},
+            "all": (float(total.mean()), half_width(total)), "deals": deals}
 
 
 def main(argv: Optional[Sequence[str]] = None) -> int:

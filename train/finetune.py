@@ -70,7 +70,7 @@ import numpy as np
 import torch
 
 from cardenvs.api import GAMES, make_game
-from cardenvs.arena import agents_module, one_blas_thread, rotate_lineups, solo_lineups
+from cardenvs.arena import agents_module, mean_ci, one_blas_thread, rotate_lineups, solo_lineups
 from cardenvs.core.state import LANDLORD, P_PLAY, PHASE
 from cardenvs.vector import VectorGame
 
@@ -300,6 +300,12 @@ def play_lineup(vg: VectorGame, states: np.ndarray, agent, seats: Sequence[int],
                       agent_seats=tuple(range(vg.n_players)))
 
 
+def half_width(x: np.ndarray) -> float:
+    """Half the 95% interval of the mean of ``x`` (:func:`cardenvs.arena.mean_ci`, z = 1.96)."""
+    _, low, high = mean_ci(x, 1.96)
+    return (high - low) / 2
+
+
 def arena_seat_sets(game, state: np.ndarray) -> list[tuple[int, ...]]:
     """The seats the first of two agents holds in each lineup ``cardenvs arena`` plays (its
     ``auto`` lineups) on deals like ``state``: ``solo`` lineups when the solo seat is fixed
@@ -335,9 +341,8 @@ def arena_difference(game, net: QNet, context, states: np.ndarray, opponent=None
                 n_theirs += 1
     d = mine / n_mine - theirs / n_theirs
     w = wins / n_mine
-    half = lambda x: float(1.96 * x.std(ddof=1) / np.sqrt(len(x)))  # noqa: E731
-    return {"diff": float(d.mean()), "diff_ci": half(d), "win_rate": float(w.mean()),
-            "win_ci": half(w), "deals": D}
+    return {"diff": float(d.mean()), "diff_ci": half_width(d), "win_rate": float(w.mean()),
+            "win_ci": half_width(w), "deals": D}
 
 
 class Finetune:
