@@ -132,11 +132,9 @@ def save_weights(path: str, layers: list[tuple[np.ndarray, np.ndarray]], obs_dim
 
 
 @njit(cache=True)
-def first_layer(obs, w_obs, b, owner, act_rows, slots, pos_buf, out):
-    """The first layer before its ReLU, ``out[j] = obs[owner[j]] @ w_obs + b + act_rows[slots[j]]``
-    (``obs [n, D]``, ``w_obs [D, H]``, ``act_rows [R, H]``: the action parts; ``pos_buf [n, H]``
-    scratch).  The observation part is computed once per position over the observation's
-    nonzero entries only (5-10% of them in every game): a sum of rows of ``w_obs``."""
+def observation_part(obs, w_obs, b, pos_buf):
+    """``pos_buf[p] = obs[p] @ w_obs + b`` over the observation's nonzero entries only (5-10%
+    of them in every game): a sum of rows of ``w_obs`` (``obs [n, D]``, ``w_obs [D, H]``)."""
     n, D = obs.shape
     H = b.shape[0]
     for p in range(n):
@@ -147,6 +145,16 @@ def first_layer(obs, w_obs, b, owner, act_rows, slots, pos_buf, out):
             if v != 0.0:
                 for h in range(H):
                     pos_buf[p, h] += v * w_obs[d, h]
+
+
+@njit(cache=True)
+def first_layer(obs, w_obs, b, owner, act_rows, slots, pos_buf, out):
+    """The first layer before its ReLU, ``out[j] = obs[owner[j]] @ w_obs + b + act_rows[slots[j]]``
+    (``obs [n, D]``, ``w_obs [D, H]``, ``act_rows [R, H]``: the action parts; ``pos_buf [n, H]``
+    scratch).  The observation part is computed once per position
+    (:func:`observation_part`)."""
+    H = b.shape[0]
+    observation_part(obs, w_obs, b, pos_buf)
     for j in range(owner.shape[0]):
         p = owner[j]
         r = slots[j]
@@ -158,6 +166,15 @@ def factored_first_layer(obs: np.ndarray, w_obs: np.ndarray, b: np.ndarray, owne
                          act_rows: np.ndarray, slots: Optional[np.ndarray] = None) -> np.ndarray:
     """:func:`first_layer` with its checks: ``float32 [m, H]`` first-layer values of ``m``
     actions (``slots``: row of ``act_rows`` per action, default ``0..m-1``)."""
+    obs, owner, act_rows, slots = first_layer_inputs(obs, w_obs, b, owner, act_rows, slots)
+    out = np.empty((len(owner), len(b)), np.float32)
+    first_layer(obs, w_obs, b, owner, act_rows, slots, np.empty((len(obs), len(b)), np.float32), out)
+    return out
+
+
+def first_layer_inputs(obs, w_obs, b, owner, act_rows, slots=None) -> tuple:
+    """The checked, contiguous ``(obs, owner, act_rows, slots)`` of :func:`first_layer`
+    (``ValueError`` for shapes or indices that do not fit)."""
     obs = np.ascontiguousarray(obs, np.float32)
     owner = np.ascontiguousarray(owner, np.int64)
     m = len(owner)
@@ -168,10 +185,7 @@ def factored_first_layer(obs: np.ndarray, w_obs: np.ndarray, b: np.ndarray, owne
         raise ValueError(f"{m} actions need {m} action rows of width {len(b)}")
     if m and (owner.min() < 0 or owner.max() >= len(obs) or slots.min() < 0 or slots.max() >= len(act_rows)):
         raise ValueError("owner / action rows out of range")
-    out = np.empty((m, len(b)), np.float32)
-    first_layer(obs, w_obs, b, owner, np.ascontiguousarray(act_rows, np.float32), slots,
-                np.empty((len(obs), len(b)), np.float32), out)
-    return out
+    return obs, owner, np.ascontiguousarray(act_rows, np.float32), slots
 
 
 class QNetwork:

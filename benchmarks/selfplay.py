@@ -108,6 +108,20 @@ def network_ceiling(t: DMC, steps: int, seconds: float, repeats: int) -> dict:
     rows_per_step = max(1, round(count["rows"] / steps))
     out = {"flops_per_decision": flops, "rows_per_decision": count["rows"] / decisions,
            "nnz_per_position": count["nnz"] / max(count["pos"], 1), "rows_per_step": rows_per_step}
+    # the hidden layers' integer matmuls as train.quant makes them (the output layer is a dot
+    # product in its last pass), each on its own int8 input: the matmul rate alone
+    xw = [(torch.randint(0, 128, (rows_per_step, m.in_features), dtype=torch.int8),
+           torch.randint(-127, 128, (m.in_features, m.out_features), dtype=torch.int8))
+          for m in layers[1:-1]]
+
+    def int8_pass():
+        for x, w in xw:
+            torch._int_mm(x, w)
+        return rows_per_step
+
+    best = max(_rate(int8_pass, seconds) for _ in range(repeats))
+    out["gflops_int8"] = best * 2 * body / 1e9
+    out["ceiling_int8"] = out["gflops_int8"] * 1e9 / flops
     for dtype in (torch.float32, torch.bfloat16):
         x = torch.relu(torch.randn(rows_per_step, h0)).to(dtype)
         ws = [m.weight.detach().t().contiguous().to(dtype) for m in layers[1:]]
@@ -140,13 +154,14 @@ def measure(game: str, seconds: float, repeats: int, envs: int, envs_large: int,
     big_fast = _trainer(game, "vector", envs_large, tmp)
     half = _trainer(game, "vector", envs, tmp, act_dtype="bfloat16")
     big_half = _trainer(game, "vector", envs_large, tmp, act_dtype="bfloat16")
-    for t in (lock_fast, fast, churn, big, big_fast, half, big_half):  # the same weights everywhere
+    big_q8 = _trainer(game, "vector", envs_large, tmp, act_dtype="int8")
+    for t in (lock_fast, fast, churn, big, big_fast, half, big_half, big_q8):  # the same weights everywhere
         t.net.load_state_dict(vec.net.state_dict())
     lock.net.load_state_dict(vec.net.state_dict())
     # today's baseline scores with the network's forward (no per-id cache, no fused layers)
     lock.policy = TorchPolicy(lock.game, lock.net, lock.device, fast=False)
     lock_fast.policy = TorchPolicy(lock_fast.game, lock_fast.net, lock_fast.device, fast=True)
-    for t in (vec, fast, churn, big, big_fast, half, big_half):
+    for t in (vec, fast, churn, big, big_fast, half, big_half, big_q8):
         t.engine_step()  # starts the engine (FactoredScorer: what train.dmc uses)
     for t in (vec, big):
         t._score = torch_scorer(t.net)  # QNet.forward
@@ -195,6 +210,7 @@ def measure(game: str, seconds: float, repeats: int, envs: int, envs_large: int,
              f"engine, {envs_large} games, factored": vec_step(big_fast),
              "engine, factored, bfloat16": vec_step(half),
              f"engine, {envs_large} games, factored, bfloat16": vec_step(big_half),
+             f"engine, {envs_large} games, factored, int8": vec_step(big_q8),
              "engine, no network": free_step}
     timed_paths = {"engine": vec, "engine, factored": fast}
     best = {k: 0.0 for k in paths}
@@ -216,7 +232,7 @@ def measure(game: str, seconds: float, repeats: int, envs: int, envs_large: int,
     runs = [(k, fast_actor, envs, "float32") for k in range(1, actors + 1)
             for fast_actor in (False, True)]
     if actors:
-        runs += [(actors, True, envs_large, "float32"), (actors, True, envs_large, "bfloat16")]
+        runs += [(actors, True, envs_large, dt) for dt in ("float32", "bfloat16", "int8")]
     for k, fast_actor, n, dtype in runs:
         pool = ActorPool(game, {}, vec.net, vec.opp_net, actors=k, n=n, seed=5,
                          eps=exploration_rates(vec.cfg.eps, vec.cfg.eps_alpha, n),
@@ -264,8 +280,9 @@ def main(argv=None) -> int:
              f"{os.cpu_count()} CPUs, load average {os.getloadavg()[0]:.1f} at the start, "
              f"{time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}.", "",
              "Network: train.dmc's default `QNet` (hidden 512,256,256,128), the same weights on every "
-             "path, one torch thread, CPU; float32 unless `bfloat16` is said (`--act-dtype "
-             "bfloat16`: the layers after the first); "
+             "path, one torch thread, CPU; float32 unless `bfloat16` or `int8` is said (`--act-dtype "
+             "bfloat16` / `int8`: the layers after the first; int8: `train.quant`); actor processes "
+             "hand their batches over in shared memory; "
              f"{a.envs} games unless said; best of {a.repeats} interleaved repeats of {a.seconds:g} s.", ""]
     for game in a.games.split(","):
         print(f"[selfplay bench] {game}", file=sys.stderr, flush=True)
@@ -292,6 +309,10 @@ def main(argv=None) -> int:
                   f"{cores * c['ceiling_float32'] / base:.1f}x the lockstep rate) and "
                   f"{c['ceiling_bfloat16']:,.0f} in bfloat16 ({cores} cores: "
                   f"{cores * c['ceiling_bfloat16']:,.0f}, {cores * c['ceiling_bfloat16'] / base:.1f}x); "
+                  f"its int8 matmuls (`torch._int_mm`, the hidden layers) run at "
+                  f"{c['gflops_int8']:.1f} Gop/s: at most {c['ceiling_int8']:,.0f} decisions/s a core "
+                  f"({cores} cores: {cores * c['ceiling_int8']:,.0f}, "
+                  f"{cores * c['ceiling_int8'] / base:.1f}x); "
                   f"10x the lockstep rate is {10 * base:,.0f}.", ""]
     write_report(lines, a.out)
     return 0

@@ -82,7 +82,7 @@ def test_duplicate_returns_match_a_game_by_game_replay(tmp_path):
     assert not np.allclose(net + (n - 1) * opp, 0)  # not zero-sum: diff is its own number
 
 
-@pytest.mark.parametrize("act_dtype", ["float32", "bfloat16"])
+@pytest.mark.parametrize("act_dtype", ["float32", "bfloat16", "int8"])
 def test_actor_process_feeds_the_learner(tmp_path, act_dtype):
     t = DMC(_cfg(tmp_path, game="wakeng", max_updates=5, envs=16, hidden=(32,), batch=128, actors=1,
                  act_dtype=act_dtype))
@@ -269,17 +269,20 @@ def test_shipped_network_only_weights_play_every_decision(name):
     assert "play" in kinds and len(kinds) >= min(2, len(offered)), (kinds, offered)
 
 
-def test_act_dtype_bfloat16_plays_and_bad_values_are_refused(tmp_path):
+@pytest.mark.parametrize("dtype", ["bfloat16", "int8"])
+def test_act_dtype_plays_and_bad_values_are_refused(tmp_path, dtype):
     t = DMC(_cfg(tmp_path / "a", game="wakeng", max_updates=2, envs=8, hidden=(16,), batch=64,
-                 act_dtype="bfloat16"))
+                 act_dtype=dtype))
     res = t.run()
     assert res["updates"] == 2 and res["games"] > 0
-    assert t._score.dtype == torch.bfloat16 and t._opp_score.dtype == torch.bfloat16
+    want = getattr(torch, dtype)
+    assert t._score.dtype == want and t._opp_score.dtype == want
+    assert (t._score.body is not None) == (dtype == "int8")
     assert next(t.net.parameters()).dtype == torch.float32  # the learner stays float32
     with pytest.raises(ValueError, match="act_dtype must be one of"):
         DMC(_cfg(tmp_path / "b", act_dtype="float16"))
     with pytest.raises(ValueError, match="needs the vector engine"):
-        DMC(_cfg(tmp_path / "c", act_dtype="bfloat16", engine="lockstep"))
+        DMC(_cfg(tmp_path / "c", act_dtype=dtype, engine="lockstep"))
 
 
 def test_curves_from_arena_results(tmp_path):

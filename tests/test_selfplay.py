@@ -155,3 +155,44 @@ def test_bad_arguments():
     sp = SelfPlay("wakeng", 4)
     with pytest.raises(ValueError, match="ready"):
         sp.pop(5)
+
+
+def test_actor_pool_batches_equal_an_in_process_engine():
+    """An :class:`ActorPool` actor's batches, handed over in shared memory, are the batches
+    of the same engine in this process (same seed, same network, same scorer) in the same
+    order, with the decisions and games they took: a slot is not reused before it is read
+    (the reader here is slower than the actor, so the actor waits for its slots)."""
+    torch = pytest.importorskip("torch")
+    from train.dmc import QNet
+    from train.selfplay import ActorPool, torch_scorer
+
+    game = make_game("wakeng")
+    torch.manual_seed(0)
+    net = QNet(game.layout.size, game.action_features(np.zeros(1, np.int64)).shape[1], (32,))
+    pool = ActorPool("wakeng", {}, net, net, actors=1, n=8, seed=3, eps=0.2, scale=0.5,
+                     pool_frac=0.0, batch=64, slots=2)
+    try:
+        got = []
+        while len(got) < 6:
+            g = pool.get(timeout=120)
+            if g is not None:
+                got.append(g)
+    finally:
+        pool.close()
+    sp = SelfPlay("wakeng", 8, seed=3 * 1000, eps=0.2, scale=0.5)
+    score = torch_scorer(net, game=sp.game)
+    for dec, games, (obs, act, tgt) in got:
+        while sp.ready_count < 64:
+            sp.step(score)
+        b = sp.pop(64)
+        np.testing.assert_array_equal(obs, b.obs)
+        np.testing.assert_array_equal(act, b.act)
+        np.testing.assert_array_equal(tgt, b.target)
+    # the counts come with the batches; an actor waiting for a slot plays on, so a batch may
+    # carry the decisions of the steps after it was made (never fewer than they took)
+    dec, games = sum(g[0] for g in got), sum(g[1] for g in got)
+    assert dec % 8 == 0 and dec >= sp.decisions and games >= sp.games > 0
+    assert len(np.unique([g[2][0][0].sum() for g in got])) == len(got)  # six different batches
+    with pytest.raises(ValueError, match="slots"):
+        ActorPool("wakeng", {}, net, net, actors=1, n=4, seed=0, eps=0.0, scale=1.0,
+                  pool_frac=0.0, batch=8, slots=0)

@@ -12,7 +12,8 @@
 * :mod:`train.selfplay`: the self-play data engine every trainer can draw samples from
   (``SelfPlay(game, n).batches(policy_fn, B)``: games, observations, action features and
   Monte-Carlo targets in numba over :class:`cardenvs.vector.VectorGame`; ``ActorPool``
-  processes); :mod:`train.ray_actors`: the same actors on Ray (``train.dmc --backend ray``).
+  processes); :mod:`train.ray_actors`: the same actors on Ray (``train.dmc --backend ray``);
+  :mod:`train.quant`: int8 scoring for self-play's acting (``train.dmc --act-dtype int8``).
 * :mod:`train.common`: what the trainers share (SIGTERM / Ctrl-C handling, the run
   directory's CSV logs and atomic checkpoints, the progress bar, evaluations, the common
   command-line arguments).

@@ -23,7 +23,10 @@ drives any :class:`cardenvs.core.game.Game` through its methods (``new_state``, 
   (``Game.legal``/``step``/``encode`` per game).  ``--act-dtype bfloat16`` scores self-play's
   moves with the layers after the first in bfloat16 (:class:`FactoredScorer`; the learner
   stays float32): on CPUs with bfloat16 dot products (AVX512-BF16, AMX) the matmuls run about
-  3x as fast (``benchmarks/selfplay.md``); on others it is slower.
+  3x as fast (``benchmarks/selfplay.md``); on others it is slower.  ``--act-dtype int8``
+  scores them with integer matmuls (:mod:`train.quant`: int8 activations with a scale per
+  scored action, int8 weights with a scale per output channel; CPU only): about twice
+  bfloat16's matmul rate with AVX512-VNNI, scores within 2% of float32's spread.
 * **Warm start** (``--init FILE``): the network starts from the weights of a ``train.dmc``
   weight file of the same shape (e.g. a shipped network-only agent) and trains with its
   reward scale; the exported file's ``train_minutes`` counts this run only.
@@ -111,11 +114,12 @@ _SEED_MAX = 2**62
 # configuration
 # ---------------------------------------------------------------------------------------------
 #: the values of ``Config.act_dtype`` / ``--act-dtype``: the dtype self-play scores in
-ACT_DTYPES = ("float32", "bfloat16")
+ACT_DTYPES = ("float32", "bfloat16", "int8")
 
 
 def act_dtype(name: str):
-    """The torch dtype of an :data:`ACT_DTYPES` name (``ValueError`` for another)."""
+    """The torch dtype of an :data:`ACT_DTYPES` name (``ValueError`` for another); ``"int8"``
+    is :class:`FactoredScorer`'s on a CPU only (:mod:`train.quant`)."""
     if name not in ACT_DTYPES:
         raise ValueError(f"act_dtype must be one of {', '.join(ACT_DTYPES)}, got {name!r}")
     return getattr(torch, name)
@@ -296,10 +300,12 @@ class FactoredScorer:
         n_actions: the game's action count.
         cache: keep the per-id cache (CPU only; otherwise the action part is ``feats @ W_act``).
         dtype: :data:`ACT_DTYPES`: the layers after the first in ``"float32"`` (the default),
-            or in ``"bfloat16"`` (weights cast at every call, so they follow the learner's):
+            in ``"bfloat16"`` (weights cast at every call, so they follow the learner's):
             on a CPU with bfloat16 dot products (AVX512-BF16, AMX) about 3x the matmul rate
             (``benchmarks/selfplay.md``), scores within about 1% of float32's, slower where the
-            CPU lacks them.  For acting only: the learner trains in float32.
+            CPU lacks them; or in ``"int8"`` (:class:`train.quant.Int8Body`: integer matmuls,
+            about twice bfloat16's rate with AVX512-VNNI; CPU only).  For acting only: the
+            learner trains in float32.
     """
 
     #: :meth:`train.selfplay.SelfPlay.step` passes the action ids
@@ -308,6 +314,16 @@ class FactoredScorer:
     def __init__(self, net: QNet, features, n_actions: int, cache: bool = True,
                  dtype: str = "float32", context=None):
         self.dtype = act_dtype(dtype)
+        self.body = None
+        if self.dtype == torch.int8:
+            if net.layers[0].weight.device.type != "cpu":
+                raise ValueError(f"act_dtype 'int8' scores on the CPU; this network is on "
+                                 f"{net.layers[0].weight.device}: use float32 or bfloat16")
+            if len(net.layers) < 2:
+                raise ValueError("act_dtype 'int8' needs a network with a hidden layer")
+            from .quant import Int8Body
+
+            self.body = Int8Body(net.layers[1:])
         if getattr(net, "ctx_dim", 0) and context is None:
             raise ValueError(f"the network takes the context {net.context!r}: give context=")
         self.net, self.features, self.context = net, features, context
@@ -376,10 +392,15 @@ class FactoredScorer:
                     act = compute(np.asarray(ids))
                 else:
                     act = (torch.as_tensor(feats) @ self._w_act_t).numpy()
+                if self.body is not None and ctx is None:  # int8: cut in the same pass
+                    return torch.from_numpy(self.body.first_layer(
+                        _as_numpy(obs), self._w_obs, self._b, _as_numpy(owner), act, slots))
                 h = torch.from_numpy(_trained.factored_first_layer(
                     _as_numpy(obs), self._w_obs, self._b, _as_numpy(owner), act, slots))
                 if ctx is not None:
                     h += ctx @ self._w_ctx_t
+            if self.body is not None:
+                return torch.from_numpy(self.body(h.numpy()))
             if self.dtype == torch.float32:
                 for layer in net.layers[1:]:
                     h = torch.addmm(layer.bias, h.relu_(), layer.weight.t())
@@ -1354,7 +1375,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--act-dtype", default=d.act_dtype, choices=ACT_DTYPES,
                    help="dtype self-play scores in: float32, or bfloat16 for the layers after "
                         "the first (about 3x the matmul rate on CPUs with AVX512-BF16 or AMX, "
-                        "slower on others; the learner stays float32)")
+                        "slower on others), or int8 (integer matmuls, train.quant: about 2x "
+                        "bfloat16's rate with AVX512-VNNI; CPU only); the learner stays float32")
     p.add_argument("--actors", type=int, default=d.actors,
                    help="self-play in this many separate processes (0: in this process)")
     p.add_argument("--backend", default=d.backend, choices=("process", "ray"),

@@ -1,0 +1,188 @@
+"""int8 scoring for self-play's acting (``train.quant``, ``train.dmc --act-dtype int8``).
+
+* the numba kernels against :func:`train.quant.reference_scores` (the same scheme in plain
+  numpy, float64) on random networks of several depths, and on literal rows whose codes are
+  worked out by hand;
+* ``FactoredScorer(dtype="int8")`` on self-play positions of every game equals the reference
+  applied to the float32 first layer, and the fused first layer equals the unfused one;
+* the shipped networks (with and without context inputs): scores within 2% of their spread
+  of float32's, the same best action in 95% of positions or more;
+* the int8 weights follow the learner's (an optimizer step, ``load_state_dict``);
+* where int8 cannot score (a plain forward, a GPU), a clear ``ValueError``.
+"""
+
+from __future__ import annotations
+
+import os
+
+import numpy as np
+import pytest
+
+torch = pytest.importorskip("torch")
+
+from agents.context import make_context  # noqa: E402
+from agents.trained import WEIGHTS_DIR, factored_first_layer  # noqa: E402
+from cardenvs import GAMES  # noqa: E402
+from train.dmc import FactoredScorer, QNet  # noqa: E402
+from train.quant import (QMAX, Int8Body, first_layer_codes, quantize_rows,  # noqa: E402
+                         quantize_weight, reference_scores)
+from test_factored import _net, _plain, _positions, _sequential, _shipped_net  # noqa: E402
+
+
+def _layers(net: QNet) -> list:
+    return [(l.weight.detach().numpy(), l.bias.detach().numpy()) for l in net.layers[1:]]
+
+
+def _spread_close(got, want, frac: float) -> None:
+    got, want = np.asarray(got, np.float64), np.asarray(want, np.float64)
+    assert np.abs(got - want).max() <= frac * max(want.max() - want.min(), 1e-9)
+
+
+def _equal_to_reference(got, want) -> None:
+    """The kernels' scores against the numpy reference's: float32 against float64 arithmetic
+    may round a value at a .5 boundary to the other code (one step, 1/127 of its row's
+    largest), so 99% of the scores agree to 1e-4 of their spread and all to 5e-3."""
+    got, want = np.asarray(got, np.float64), np.asarray(want, np.float64)
+    d = np.abs(got - want) / max(want.max() - want.min(), 1e-9)
+    assert (d <= 1e-4).mean() >= 0.99 and d.max() <= 5e-3, (d.max(), (d > 1e-4).mean())
+
+
+def test_rows_are_cut_as_worked_out_by_hand():
+    """Row ``[-1, 0, 0.5, 2]``: ReLU -> ``[0, 0, 0.5, 2]``, scale 2/127, codes ``round(v *
+    63.5)`` = ``[0, 0, 32, 127]`` (31.75 rounds up); an all-negative row is all zeros with
+    scale 1."""
+    h = np.array([[-1.0, 0.0, 0.5, 2.0], [-3.0, -0.1, -2.0, -5.0]], np.float32)
+    q = np.empty(h.shape, np.int8)
+    s = np.empty(2, np.float32)
+    quantize_rows(h, q, s)
+    assert q.tolist() == [[0, 0, 32, 127], [0, 0, 0, 0]]
+    assert s[0] == pytest.approx(2.0 / 127) and s[1] == 1.0
+    w = np.array([[0.5, -1.0, 0.25], [0.0, 0.0, 0.0]], np.float32)  # [out=2, in=3]
+    wq, ws = quantize_weight(w)
+    assert wq.shape == (3, 2) and wq.dtype == np.int8
+    assert wq[:, 0].tolist() == [64, -127, 32] and ws[0] == pytest.approx(1.0 / 127)  # 63.5 -> 64
+    assert wq[:, 1].tolist() == [0, 0, 0] and ws[1] == 1.0  # an all-zero channel
+
+
+@pytest.mark.parametrize("hidden", [(24,), (48, 16), (64, 32, 16)])
+def test_kernels_equal_the_numpy_reference(hidden):
+    """:class:`Int8Body` (numba, ``torch._int_mm``) against :func:`reference_scores` on a
+    network of each depth, and both within a few % of the float32 network."""
+    rng = np.random.default_rng(len(hidden))
+    torch.manual_seed(len(hidden))
+    sizes = [40, *hidden, 1]
+    net = torch.nn.ModuleList(torch.nn.Linear(a, b) for a, b in zip(sizes[:-1], sizes[1:]))
+    h = rng.normal(0.0, 1.0, (300, 40)).astype(np.float32)
+    layers = [(l.weight.detach().numpy(), l.bias.detach().numpy()) for l in net]
+    got = Int8Body(net)(h)
+    want = reference_scores(h, layers)
+    assert got.dtype == np.float32 and got.shape == (300,)
+    _equal_to_reference(got, want)
+    x = torch.relu(torch.from_numpy(h))
+    with torch.no_grad():
+        for i, l in enumerate(net):
+            x = l(x)
+            if i < len(net) - 1:
+                x = torch.relu(x)
+    _spread_close(got, x[:, 0].numpy(), 0.05)
+    assert not np.allclose(got, x[:, 0].numpy(), rtol=0, atol=1e-7)  # int8 indeed
+    assert Int8Body(net)(h[:0]).shape == (0,)
+
+
+@pytest.mark.parametrize("name", sorted(GAMES))
+def test_scorer_int8_on_self_play_positions(name):
+    """``FactoredScorer(dtype="int8")``: the fused first layer and cut
+    (:func:`first_layer_codes`) equals the float32 first layer cut afterwards, and the scores
+    equal :func:`reference_scores` of the float32 first layer, on every game's positions."""
+    game, batches = _positions(name)
+    net = _net(game, seed=len(name))
+    scorer = FactoredScorer(net, game.action_features, game.n_actions, dtype="int8")
+    first = scorer.net.layers[0]
+    for obs, feats, owner, ids in batches:
+        got = scorer(obs, None, owner, ids)
+        assert got.dtype == torch.float32 and got.shape == (len(ids),)
+        h = factored_first_layer(obs, scorer._w_obs, scorer._b, owner, scorer.rows.rows,
+                                 scorer.rows.take(ids, None))
+        q1, s1 = np.empty(h.shape, np.int8), np.empty(len(h), np.float32)
+        quantize_rows(h, q1, s1)
+        q2, s2 = np.empty(h.shape, np.int8), np.empty(len(h), np.float32)
+        first_layer_codes(obs, scorer._w_obs, scorer._b, owner, scorer.rows.rows,
+                          scorer.rows.take(ids, None), np.empty((len(obs), h.shape[1]), np.float32),
+                          q2, s2)
+        assert np.abs(q1.astype(int) - q2).max() <= 1 and (q1 != q2).mean() < 1e-3
+        np.testing.assert_allclose(s1, s2, rtol=1e-6)
+        _equal_to_reference(got.numpy(), reference_scores(h, _layers(net)))
+        want = _plain(_sequential(net), obs, feats, owner)
+        _spread_close(got.numpy(), want, 0.05)
+    assert first.weight.dtype == torch.float32
+
+
+# shipped networks: without context inputs (as train.dmc self-plays them) and with them
+@pytest.mark.parametrize("name,file", [("doudizhu", "doudizhu_rlcard_network.npz"),
+                                       ("wakeng", "wakeng_improve.npz"),
+                                       ("wakeng", "wakeng_network.npz"),
+                                       ("doudizhu4", "doudizhu4_network.npz")])
+def test_int8_scores_stay_near_float32(name, file):
+    """A trained network's int8 scores within 2% of their spread of float32's (measured:
+    1.05-1.35%), the same best action in 93% of positions or more (measured: 551 of 563 over
+    the four networks, the fewest 147 of 154), and where not, a near tie: the action int8
+    picks scores within 3% of the spread of float32's best."""
+    game, batches = _positions(name, steps=(1, 4, 8, 12, 16, 20), n=32)
+    net = _shipped_net(os.path.join(WEIGHTS_DIR, file))
+    context = make_context(net.context, game) if net.ctx_dim else None
+    seq = _sequential(net)
+    scorer = FactoredScorer(net, game.action_features, game.n_actions, dtype="int8",
+                            context=context)
+    same = total = 0
+    for obs, feats, owner, ids in batches:
+        ctx = None if context is None else context(obs, ids, owner)
+        want = _plain(seq, obs, feats, owner, ctx).astype(np.float64)
+        got = scorer(obs, None, owner, ids).numpy().astype(np.float64)
+        _spread_close(got, want, 0.02)
+        spread = want.max() - want.min()
+        for p in np.unique(owner):
+            k = owner == p
+            pick, best = np.argmax(got[k]), np.argmax(want[k])
+            same += int(pick == best)
+            total += 1
+            assert want[k][best] - want[k][pick] <= 0.03 * spread
+    assert total > 100 and same / total >= 0.93, (same, total)
+
+
+def test_int8_weights_follow_the_learner():
+    """After an Adam step and after ``load_state_dict`` the int8 scores are the new
+    network's (the int8 weights are made again when a layer's version changes)."""
+    game, batches = _positions("wakeng", steps=(2,))
+    obs, feats, owner, ids = batches[0]
+    net = _net(game, seed=3)
+    scorer = FactoredScorer(net, game.action_features, game.n_actions, dtype="int8")
+    before = scorer(obs, None, owner, ids).numpy().copy()
+    opt = torch.optim.Adam(net.parameters(), lr=0.05)
+    loss = net(torch.from_numpy(obs), torch.from_numpy(feats), torch.from_numpy(owner)).pow(2).mean()
+    loss.backward()
+    opt.step()
+    after = scorer(obs, None, owner, ids).numpy()
+    assert np.abs(after - before).max() > 1e-3
+    _spread_close(after, _plain(_sequential(net), obs, feats, owner), 0.05)
+    other = _net(game, seed=4)
+    net.load_state_dict(other.state_dict())
+    _spread_close(scorer(obs, None, owner, ids).numpy(),
+                  _plain(_sequential(other), obs, feats, owner), 0.05)
+
+
+def test_int8_refuses_what_it_cannot_score():
+    from train.selfplay import ActorPool, torch_scorer
+
+    game, _ = _positions("wakeng", steps=(0,))
+    net = _net(game, seed=1)
+    with pytest.raises(ValueError, match="int8.*factored scorer"):
+        torch_scorer(net, dtype="int8")  # no game: the plain forward
+    with pytest.raises(ValueError, match="int8.*factored scorer"):
+        ActorPool("wakeng", {}, net, net, actors=1, n=4, seed=0, eps=0.0, scale=1.0,
+                  pool_frac=0.0, batch=8, fast=False, dtype="int8")
+    flat = QNet(net.obs_dim, net.feat_dim, ())
+    with pytest.raises(ValueError, match="hidden layer"):
+        FactoredScorer(flat, game.action_features, game.n_actions, dtype="int8")
+    with pytest.raises(ValueError, match="ending in one output"):
+        Int8Body([torch.nn.Linear(4, 3)])
+    assert QMAX == 127
