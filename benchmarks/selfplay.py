@@ -21,10 +21,13 @@ times round-robin (every path sees the same machine load; the best repeat is kep
   first layer's action part, fused layers; what ``train.dmc`` uses now); ``weights changing
   every step``: its cache emptied before every step (what a learner updating after every step
   costs at worst: the action part is then computed once per distinct id of the step);
-* ``engine, N actors``: :class:`train.selfplay.ActorPool` processes (one torch thread each),
-  decisions/s arriving at the learner in steady state (after ``2 * --seconds`` of draining
-  the batches queued during start-up; 1 actor; 2 when ``--actors 2``), plain and factored,
-  and the most actors with ``--envs-large`` games each, factored;
+* ``bfloat16`` / ``int8``: the factored scorer with ``--act-dtype bfloat16`` (the layers after
+  the first in bfloat16) or ``int8`` (:mod:`train.quant`: integer matmuls);
+* ``engine, N actors``: :class:`train.selfplay.ActorPool` processes (one torch thread each,
+  batches handed over in shared memory), decisions/s arriving at the learner in steady state
+  (after ``2 * --seconds`` of draining the batches queued during start-up; 1 actor; 2 when
+  ``--actors 2``), plain and factored, and the most actors with ``--envs-large`` games each,
+  factored, in float32, bfloat16 and int8;
 * ``engine, no network``: the same engine with a free scoring function (the feature rows'
   sum): what the engine costs without the network, its ceiling;
 * the share of the engine's step spent in the network's forward pass (plain and factored);
@@ -32,9 +35,10 @@ times round-robin (every path sees the same machine load; the best repeat is kep
   engine's steps: the body's layers on every scored action, ``2 * (512*256 + 256*256 +
   256*128 + 128)`` flops each, plus the first layer's observation part over the nonzero
   inputs of every scored position; the action part is cached) and the rate at which this
-  machine runs the body's matmuls at the same batch size (one torch thread): their quotient
-  is the most decisions/s one core could reach with this network if the engine, the copies
-  and the first layer cost nothing.  Set beside ten times the lockstep rate, it says whether
+  machine runs the body's matmuls at the same batch size (one torch thread; float32,
+  bfloat16, and int8 ``torch._int_mm`` for the hidden layers): their quotient is the most
+  decisions/s one core could reach with this network if the engine, the copies and the first
+  layer cost nothing.  Set beside ten times the lockstep rate, it says whether
   a 10x target is reachable on the machine with the same network at all.
 
 Only self-play is timed (no learning updates), one torch thread, CPU.  A "decision" is one

@@ -378,10 +378,17 @@ def test_trained_weights_are_the_files_the_registry_names():
     assert m["settings"]["train_dtype"] == "bfloat16" and m["init"].startswith("agents/weights/wakeng_distill.npz")
     assert "--opponents heuristic,init,heuristic,self" in m["command"]
     assert wk.net.meta["data"] == ["dw_search_dag3"]
-    # Dou Dizhu's network: the file of 2026-12-02 fitted once more with context inputs
-    ddz = make_agent("trained", "doudizhu").net.meta
-    assert ddz["context"] == "plan" and ddz["data"] == ["ddz_s4"]
+    # Dou Dizhu's distilled network: the file of 2026-12-02 fitted once more with context
+    # inputs (the game's trained until 2026-12-05)
+    ddz = make_agent(f"trained:{os.path.join(WEIGHTS_DIR, 'doudizhu_distill.npz')}", "doudizhu").net.meta
+    assert ddz["context"] == "plan" and ddz["data"] == ["ddz_s4"] and ddz["trainer"] == "distill"
     assert "former" in ddz["init"] and ddz["mode"] == "network"
+    # the game's trained since: that file fine-tuned 708 iterations on its own score
+    ft = make_agent("trained", "doudizhu").net.meta
+    assert ft["trainer"] == "finetune" and ft["iterations"] == 708 and ft["wall_minutes"] == 126
+    assert ft["init"].startswith("the former doudizhu_network.npz") and "doudizhu_distill.npz" in ft["init"]
+    assert ft["settings"]["train_dtype"] == "bfloat16" and ft["opponent"] == "heuristic"
+    assert "train.finetune doudizhu --init agents/weights/doudizhu_distill.npz" in ft["command"]
     pdk = make_agent("trained", "paodekuai").net.meta
     assert pdk["context"] == "plan" and pdk["data"] == ["pdk_s4"] and "former" in pdk["init"]
     # Da Niangniang's network: made from scratch in 86 minutes (a fit to the override file's
