@@ -12,6 +12,8 @@
 
 from __future__ import annotations
 
+import time
+
 import numpy as np
 import pytest
 
@@ -177,6 +179,7 @@ def test_actor_pool_batches_equal_an_in_process_engine():
             g = pool.get(timeout=120)
             if g is not None:
                 got.append(g)
+                time.sleep(0.3)  # a slow reader: the actor fills both slots and waits
     finally:
         pool.close()
     sp = SelfPlay("wakeng", 8, seed=3 * 1000, eps=0.2, scale=0.5)
