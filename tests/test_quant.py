@@ -98,23 +98,25 @@ def test_scorer_int8_on_self_play_positions(name):
     net = _net(game, seed=len(name))
     scorer = FactoredScorer(net, game.action_features, game.n_actions, dtype="int8")
     first = scorer.net.layers[0]
+    before = {k: v.clone() for k, v in net.state_dict().items()}
     for obs, feats, owner, ids in batches:
         got = scorer(obs, None, owner, ids)
         assert got.dtype == torch.float32 and got.shape == (len(ids),)
-        h = factored_first_layer(obs, scorer._w_obs, scorer._b, owner, scorer.rows.rows,
-                                 scorer.rows.take(ids, None))
+        slots = scorer.rows.take(ids, None)  # every id is cached by the call above
+        h = factored_first_layer(obs, scorer._w_obs, scorer._b, owner, scorer.rows.rows, slots)
         q1, s1 = np.empty(h.shape, np.int8), np.empty(len(h), np.float32)
         quantize_rows(h, q1, s1)
         q2, s2 = np.empty(h.shape, np.int8), np.empty(len(h), np.float32)
-        first_layer_codes(obs, scorer._w_obs, scorer._b, owner, scorer.rows.rows,
-                          scorer.rows.take(ids, None), np.empty((len(obs), h.shape[1]), np.float32),
-                          q2, s2)
+        first_layer_codes(obs, scorer._w_obs, scorer._b, owner, scorer.rows.rows, slots,
+                          np.empty((len(obs), h.shape[1]), np.float32), q2, s2)
         assert np.abs(q1.astype(int) - q2).max() <= 1 and (q1 != q2).mean() < 1e-3
         np.testing.assert_allclose(s1, s2, rtol=1e-6)
         _equal_to_reference(got.numpy(), reference_scores(h, _layers(net)))
         want = _plain(_sequential(net), obs, feats, owner)
         _spread_close(got.numpy(), want, 0.05)
     assert first.weight.dtype == torch.float32
+    # scoring in int8 leaves the learner's float32 weights as they were
+    assert all(torch.equal(v, before[k]) for k, v in net.state_dict().items())
 
 
 # shipped networks: without context inputs (as train.dmc self-plays them) and with them
