@@ -131,20 +131,97 @@ def save_weights(path: str, layers: list[tuple[np.ndarray, np.ndarray]], obs_dim
     os.replace(tmp, path)
 
 
+@njit(cache=True, fastmath={"contract"})
+def _add_rows(out, w_obs, idx, val, k):
+    """``out += sum(val[i] * w_obs[idx[i]] for i < k)``, four rows a pass over ``out`` (a
+    quarter of the loads and stores of the running sum); pads ``idx, val`` (room for ``k + 3``)
+    to a multiple of four with zero weights on row 0."""
+    while k % 4:
+        idx[k] = 0
+        val[k] = 0.0
+        k += 1
+    H = out.shape[0]
+    for i in range(0, k, 4):
+        r0, r1, r2, r3 = w_obs[idx[i]], w_obs[idx[i + 1]], w_obs[idx[i + 2]], w_obs[idx[i + 3]]
+        v0, v1, v2, v3 = val[i], val[i + 1], val[i + 2], val[i + 3]
+        for h in range(H):
+            out[h] += (v0 * r0[h] + v1 * r1[h]) + (v2 * r2[h] + v3 * r3[h])
+
+
+@njit(cache=True)
+def _entries(o, prev, fresh, idx, val):
+    """The nonzero entries of ``o`` (``fresh``) or of ``o - prev`` into ``idx, val``; their count."""
+    k = 0
+    for d in range(o.shape[0]):
+        v = o[d] if fresh else o[d] - prev[d]
+        if v != 0.0:
+            idx[k] = d
+            val[k] = v
+            k += 1
+    return k
+
+
 @njit(cache=True)
 def observation_part(obs, w_obs, b, pos_buf):
     """``pos_buf[p] = obs[p] @ w_obs + b`` over the observation's nonzero entries only (5-10%
-    of them in every game): a sum of rows of ``w_obs`` (``obs [n, D]``, ``w_obs [D, H]``)."""
+    of them in every game): a sum of rows of ``w_obs`` (``obs [n, D]``, ``w_obs [D, H]``;
+    :func:`_add_rows`: 0.69 -> 0.44 ms for 176 Wakeng positions x 84 nonzero inputs x 512)."""
     n, D = obs.shape
     H = b.shape[0]
+    idx = np.zeros(D + 4, np.int64)
+    val = np.zeros(D + 4, np.float32)
     for p in range(n):
+        k = _entries(obs[p], obs[p], True, idx, val)
+        out = pos_buf[p]
         for h in range(H):
-            pos_buf[p, h] = b[h]
+            out[h] = b[h]
+        _add_rows(out, w_obs, idx, val, k)
+
+
+@njit(cache=True)
+def observation_part_cached(obs, w_obs, b, keys, c_obs, c_part, c_age, max_age, pos_buf):
+    """:func:`observation_part` from each position's previous one: position ``p`` is the
+    latest of its key ``keys[p]`` (in self-play: its game and seat), whose last observation
+    ``c_obs[key]`` and observation part ``c_part[key]`` are kept, so ``pos_buf[p] =
+    c_part[key] + (obs[p] - c_obs[key]) @ w_obs`` over the entries that changed (about 20 of
+    the 82 nonzero between two decisions of a seat in Wakeng and Dou Dizhu); then the cache
+    holds ``p``'s.  Exact for any earlier entry of the key (another deal is a larger
+    difference); a key without one (``c_age[key] < 0``: never seen, or the weights changed)
+    or after ``max_age`` differences in a row is computed afresh, so float rounding never
+    builds up."""
+    n, D = obs.shape
+    H = b.shape[0]
+    idx = np.zeros(D + 4, np.int64)
+    val = np.zeros(D + 4, np.float32)
+    for p in range(n):
+        key = keys[p]
+        co = c_obs[key]
+        cp = c_part[key]
+        out = pos_buf[p]
+        o = obs[p]
+        fresh = c_age[key] < 0 or c_age[key] >= max_age
+        k = _entries(o, co, fresh, idx, val)
+        start = b if fresh else cp
+        for h in range(H):
+            out[h] = start[h]
+        c_age[key] = 0 if fresh else c_age[key] + 1
+        _add_rows(out, w_obs, idx, val, k)
         for d in range(D):
-            v = obs[p, d]
-            if v != 0.0:
-                for h in range(H):
-                    pos_buf[p, h] += v * w_obs[d, h]
+            co[d] = o[d]
+        for h in range(H):
+            cp[h] = out[h]
+
+
+@njit(cache=True)
+def broadcast_part(pos_buf, owner, act_rows, slots, out):
+    """``out[j] = pos_buf[owner[j]] + act_rows[slots[j]]``: the first layer before its ReLU
+    from the observation parts (bias included) and the action parts."""
+    H = pos_buf.shape[1]
+    for j in range(owner.shape[0]):
+        p = owner[j]
+        r = slots[j]
+        for h in range(H):
+            out[j, h] = pos_buf[p, h] + act_rows[r, h]
 
 
 @njit(cache=True)
@@ -153,13 +230,8 @@ def first_layer(obs, w_obs, b, owner, act_rows, slots, pos_buf, out):
     (``obs [n, D]``, ``w_obs [D, H]``, ``act_rows [R, H]``: the action parts; ``pos_buf [n, H]``
     scratch).  The observation part is computed once per position
     (:func:`observation_part`)."""
-    H = b.shape[0]
     observation_part(obs, w_obs, b, pos_buf)
-    for j in range(owner.shape[0]):
-        p = owner[j]
-        r = slots[j]
-        for h in range(H):
-            out[j, h] = pos_buf[p, h] + act_rows[r, h]
+    broadcast_part(pos_buf, owner, act_rows, slots, out)
 
 
 def factored_first_layer(obs: np.ndarray, w_obs: np.ndarray, b: np.ndarray, owner: np.ndarray,

@@ -18,9 +18,11 @@ times round-robin (every path sees the same machine load; the best repeat is kep
   :class:`train.selfplay.SelfPlay` in this process, scoring with ``QNet.forward``, and with
   ``--envs-large`` games;
 * ``engine, factored``: the same with :class:`train.dmc.FactoredScorer` (per-id cache of the
-  first layer's action part, fused layers; what ``train.dmc`` uses now); ``weights changing
-  every step``: its cache emptied before every step (what a learner updating after every step
-  costs at worst: the action part is then computed once per distinct id of the step);
+  first layer's action part, the observation part updated from each game and seat's previous
+  one, fused layers; what ``train.dmc`` uses now); ``weights changing every step``: its
+  caches emptied before every step (what a learner updating after every step costs at worst:
+  the action part is then computed once per distinct id of the step, the observation part
+  afresh);
 * ``bfloat16`` / ``int8``: the factored scorer with ``--act-dtype bfloat16`` (the layers after
   the first in bfloat16) or ``int8`` (:mod:`train.quant`: integer matmuls);
 * ``engine, N actors``: :class:`train.selfplay.ActorPool` processes (one torch thread each,
@@ -34,7 +36,8 @@ times round-robin (every path sees the same machine load; the best repeat is kep
 * the network's ceiling: the least arithmetic a decision needs (counted on the factored
   engine's steps: the body's layers on every scored action, ``2 * (512*256 + 256*256 +
   256*128 + 128)`` flops each, plus the first layer's observation part over the nonzero
-  inputs of every scored position; the action part is cached) and the rate at which this
+  inputs of every scored position (an upper bound where it is updated from the previous
+  one); the action part is cached) and the rate at which this
   machine runs the body's matmuls at the same batch size (one torch thread; float32,
   bfloat16, and int8 ``torch._int_mm`` for the hidden layers): their quotient is the most
   decisions/s one core could reach with this network if the engine, the copies and the first
@@ -89,13 +92,14 @@ def network_ceiling(t: DMC, steps: int, seconds: float, repeats: int) -> dict:
     inner = t._score
     count = {"pos": 0, "rows": 0, "nnz": 0}
 
-    def score(obs, feats, owner, *rest):
+    def score(obs, feats, owner, *rest, **kw):
         count["pos"] += len(obs)
         count["rows"] += len(owner)
         count["nnz"] += int(np.count_nonzero(obs))
-        return inner(obs, feats, owner, *rest)
+        return inner(obs, feats, owner, *rest, **kw)
 
     score.takes_ids = getattr(inner, "takes_ids", False)
+    score.takes_keys = getattr(inner, "takes_keys", False)
     t._score = score
     decisions = 0
     try:
@@ -190,13 +194,14 @@ def measure(game: str, seconds: float, repeats: int, envs: int, envs_large: int,
     def timed(t, fwd):
         inner = t._score
 
-        def score(*a):
+        def score(*a, **kw):
             t0 = time.perf_counter()
-            q = inner(*a)
+            q = inner(*a, **kw)
             fwd["s"] += time.perf_counter() - t0
             return q
 
         score.takes_ids = getattr(inner, "takes_ids", False)
+        score.takes_keys = getattr(inner, "takes_keys", False)
         score._key = None
         return score
 

@@ -33,7 +33,6 @@ from torch import nn  # noqa: E402
 from agents.trained import (WEIGHTS_DIR, ActionRows, QNetwork, TrainedAgent,  # noqa: E402
                             default_weights_path)
 from cardenvs import GAMES  # noqa: E402
-from cardenvs.api import make_game  # noqa: E402
 from agents.context import make_context  # noqa: E402
 from train.dmc import FactoredScorer, QNet, TorchPolicy, export_weights  # noqa: E402
 from train.selfplay import SelfPlay  # noqa: E402
@@ -159,6 +158,102 @@ def test_the_cache_follows_the_weights():
     other = _net(game, seed=5)
     net.load_state_dict(other.state_dict())
     _close(scorer(obs, None, owner, ids), _plain(_sequential(other), obs, feats, owner))
+
+
+@pytest.mark.parametrize("name", ["wakeng", "doudizhu", "wulong"])
+def test_keyed_observation_parts_equal_fresh_ones(name):
+    """``FactoredScorer(..., keys=)`` updates each key's observation part over the inputs that
+    changed since its last position: along self-play (every game and seat a key, deals ending
+    and starting under the same key, a key's age passing ``MAX_AGE``), across an optimizer
+    step and a ``load_state_dict``, its float32 scores equal the plain MLP's, and its
+    bfloat16 and int8 scores the unkeyed scorer's in the same dtype but for rare rounding
+    flips."""
+    sp = SelfPlay(name, 12, seed=3, eps=0.3)
+    game = sp.game
+    P = game.n_players
+    net = _net(game, seed=6)
+    keyed = {dt: FactoredScorer(net, game.action_features, game.n_actions, dtype=dt)
+             for dt in ("float32", "bfloat16", "int8")}
+    plain = {dt: FactoredScorer(net, game.action_features, game.n_actions, dtype=dt)
+             for dt in ("bfloat16", "int8")}
+    opt = torch.optim.SGD(net.parameters(), lr=0.01)
+    rng = np.random.default_rng(0)
+    deals = diffs = rows = 0
+    flips = {"bfloat16": 0, "int8": 0}
+    for t in range(160):
+        pos = sp.prepare()
+        if t == 70 and pos.n:  # the learner steps: every key's kept part is stale
+            q = net(torch.from_numpy(pos.obs.copy()), torch.from_numpy(pos.feats.copy()),
+                    torch.from_numpy(pos.owner.copy()))
+            q.pow(2).mean().backward()
+            opt.step()
+        if t == 120:
+            net.load_state_dict(_net(game, seed=7).state_dict())
+        if pos.n:
+            keys = pos.slot * P + sp.vg.seat[pos.slot]
+            want = _plain(_sequential(net), pos.obs, pos.feats, pos.owner)
+            _close(keyed["float32"](pos.obs, None, pos.owner, pos.ids, keys=keys), want)
+            spread = max(want.max() - want.min(), 1e-6)
+            for dt in ("bfloat16", "int8"):
+                # the same kernels after the first layer, whose values differ only in float
+                # rounding: now and then one rounds to the neighbouring bfloat16 value or
+                # int8 code
+                got = keyed[dt](pos.obs, None, pos.owner, pos.ids, keys=keys).numpy()
+                d = np.abs(got - plain[dt](pos.obs, None, pos.owner, pos.ids).numpy()) / spread
+                flips[dt] += int((d > 1e-4).sum())
+                assert d.max() <= 0.05
+            rows += pos.m
+            diffs += int((keyed["float32"]._c_age[keys] > 0).sum())
+        deals += int(sp.vg.done.sum())
+        sp.commit(rng.normal(size=pos.m).astype(np.float32))
+    assert deals >= 12 and diffs > 300  # keys were reused across deals, mostly by differences
+    assert max(flips.values()) <= 0.05 * rows, (flips, rows)
+    assert keyed["float32"]._c_age.max() <= FactoredScorer.MAX_AGE
+
+
+def test_cached_observation_part_kernel_refreshes_and_is_exact():
+    """:func:`agents.trained.observation_part_cached` against :func:`observation_part` on a
+    random walk of sparse observations under 3 keys, with ``max_age = 4``: the same values
+    (float rounding), a fresh computation every fifth position of a key, and a key marked
+    ``-1`` computed afresh."""
+    from agents.trained import observation_part, observation_part_cached
+
+    rng = np.random.default_rng(1)
+    D, H = 60, 24
+    w = rng.normal(size=(D, H)).astype(np.float32)
+    b = rng.normal(size=H).astype(np.float32)
+    c_obs = np.zeros((3, D), np.float32)
+    c_part = np.zeros((3, H), np.float32)
+    c_age = np.full(3, -1, np.int64)
+    state = np.zeros((3, D), np.float32)
+    ages = []
+    for t in range(60):
+        keys = rng.permutation(3)[:2]
+        for k in keys:  # each key's observation drifts: a few entries change
+            ch = rng.choice(D, 4, replace=False)
+            state[k, ch] = np.where(rng.random(4) < 0.5, 0.0, rng.integers(1, 5, 4) * 0.25)
+        obs = state[keys].copy()
+        got = np.empty((2, H), np.float32)
+        want = np.empty((2, H), np.float32)
+        observation_part_cached(obs, w, b, keys.astype(np.int64), c_obs, c_part, c_age, 4, got)
+        observation_part(obs, w, b, want)
+        np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5)
+        ages.append(c_age[keys].copy())
+        if t == 30:
+            c_part[:] = 99.0  # garbage in every kept part ...
+            c_age[:] = -1  # ... is never read once the keys are marked stale
+    ages = np.concatenate(ages)
+    assert ages.max() == 4 and (ages == 0).sum() >= 12
+
+
+def test_keyed_scoring_refuses_bad_keys():
+    game, batches = _positions("wakeng", steps=(2,))
+    obs, feats, owner, ids = batches[0]
+    scorer = FactoredScorer(_net(game, seed=1), game.action_features, game.n_actions)
+    with pytest.raises(ValueError, match="keys"):
+        scorer(obs, None, owner, ids, keys=np.arange(len(obs) + 1))
+    with pytest.raises(ValueError, match=">= 0"):
+        scorer(obs, None, owner, ids, keys=np.arange(len(obs)) - 1)
 
 
 def _shipped():

@@ -18,7 +18,7 @@ import numpy as np
 import pytest
 
 from cardenvs.api import make_game
-from train.selfplay import SelfPlay
+from train.selfplay import K_NEXP, SelfPlay
 
 
 def _scorer(seed: int):
@@ -147,6 +147,38 @@ def test_greedy_follows_scores_and_exploration_is_uniform():
                 picks.append(int(np.flatnonzero(legal[i, :3] == sp2.actions[i])[0]))
     counts = np.bincount(picks, minlength=3)
     assert len(picks) > 60 and counts.min() > 0.2 * len(picks)
+
+
+def test_exploring_decisions_are_never_scored():
+    """A learner decision that explores is drawn before the network is asked and never
+    reaches it: at ``eps = 1`` the scorer is never called; at ``eps = 0.5`` about half the
+    decisions explore, they are the samples without alternatives, and every other sample
+    plays the scored choice."""
+    sp = SelfPlay("wakeng", 32, seed=4, eps=1.0)
+    called = []
+
+    def score(obs, feats, owner):
+        called.append(len(obs))
+        return np.zeros(len(owner), np.float32)
+
+    for _ in range(60):
+        sp.step(score)
+    assert not called and sp.samples > 200
+    sp = SelfPlay("wakeng", 32, seed=4, eps=0.5)
+    scored = explored = 0
+    for _ in range(200):
+        pos = sp.prepare()
+        assert pos.n_learner == pos.n  # self-play: every seat learns
+        explored += int(sp.cnt[K_NEXP])
+        scored += pos.n
+        first = pos.ids[pos.seg[:-1]]  # zero scores: the first legal action is the choice
+        sp.commit(np.zeros(pos.m, np.float32), np.stack([first, first], 1))
+    assert 0.45 < explored / (explored + scored) < 0.55
+    b = sp.pop()
+    kept = b.alt[:, 0] >= 0
+    assert 0.4 < 1 - kept.mean() < 0.6 and len(b) > 1000, (kept.mean(), len(b))
+    np.testing.assert_array_equal(b.act[kept], b.alt[kept, 0])
+    assert (b.act[~kept] != -1).all() and (b.alt[~kept] == -1).all()
 
 
 def test_bad_arguments():

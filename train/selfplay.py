@@ -8,11 +8,15 @@ One :meth:`SelfPlay.step` advances every game by one decision (:meth:`SelfPlay.p
    actions) into preallocated arrays: the observation of each position (``VectorGame.obs``,
    written by the game's encode kernel) and the feature row of each legal action
    (:meth:`cardenvs.core.game.Game.action_features`' table), the learner's positions first;
+   a learner position that explores this step (its slot's rate) draws its uniform legal
+   action there and is left out, so the network never scores a decision it will not take;
 2. the policy function scores them (``policy_fn(obs [n, D], feats [m, F], owner [m]) -> q
-   [m]``: the only Python/torch step; an opponent function scores the opponents' positions);
-3. numba picks each game's action (the best score; a learner position explores with its
-   slot's rate: a uniform legal action) and records every learner decision (observation,
-   action, seat, and the seat's pay so far) in a sample store;
+   [m]``: the only Python/torch step; an opponent function scores the opponents' positions;
+   a scorer with ``takes_keys`` also gets each position's key ``slot * players + seat``,
+   which ``train.dmc.FactoredScorer`` uses to update the observation part of the seat's
+   previous decision instead of computing it afresh);
+3. numba picks each game's action (the best score, or the exploring draw) and records every
+   learner decision (observation, action, seat, and the seat's pay so far) in a sample store;
 4. the batched engine applies the actions (``VectorGame.step``), and numba adds the pay to
    each seat's running total; when a game ends, the Monte-Carlo target of each of its recorded
    decisions (the acting seat's pay from that decision's step to the end of the game, times
@@ -58,8 +62,9 @@ from cardenvs.vector import VectorGame
 MAX_EPISODE = 4096
 
 # counters (int64 array ``cnt`` shared by the kernels)
-(K_NPOS_L, K_NPOS, K_M_L, K_M, K_FREE, K_RHEAD, K_RLEN, K_GAMES, K_SAMPLES, K_NEED) = range(10)
-N_CNT = 10
+(K_NPOS_L, K_NPOS, K_M_L, K_M, K_FREE, K_RHEAD, K_RLEN, K_GAMES, K_SAMPLES, K_NEED,
+ K_NEXP) = range(11)
+N_CNT = 11
 
 PolicyFn = Callable[[np.ndarray, np.ndarray, np.ndarray], Any]
 
@@ -68,12 +73,16 @@ PolicyFn = Callable[[np.ndarray, np.ndarray, np.ndarray], Any]
 # the kernels
 # ---------------------------------------------------------------------------------------------
 @njit(cache=True)
-def _gather(n_legal, legal, seat, obs, learner_seat, feat_table, pos_slot, pos_obs, feats,
-            owner, ids, seg_start, cnt):
+def _gather(n_legal, legal, seat, obs, learner_seat, feat_table, eps, rng, explore, pos_slot,
+            pos_obs, feats, owner, ids, seg_start, cnt):
     """Lay out the positions needing the network: learner positions ``[0, cnt[K_NPOS_L])``,
     then opponent positions up to ``cnt[K_NPOS]``; their legal actions' feature rows in
     ``feats`` (learner rows ``[0, cnt[K_M_L])``, all ``[0, cnt[K_M])``), ``owner`` = position
-    of each row, ``ids`` = its action id.  Returns 0, or the feature rows needed when ``feats`` is too small."""
+    of each row, ``ids`` = its action id.  A learner position that explores this step (its
+    slot's rate ``eps[slot]``, drawn here) is not laid out: ``explore[slot]`` = the index of
+    its uniform legal action (``-1`` for every other slot; ``cnt[K_NEXP]`` of them), so the
+    network never scores a decision it will not take.  Returns 0, or the feature rows needed
+    when ``feats`` is too small (then nothing is drawn)."""
     n = n_legal.shape[0]
     need = 0
     for i in range(n):
@@ -81,6 +90,17 @@ def _gather(n_legal, legal, seat, obs, learner_seat, feat_table, pos_slot, pos_o
             need += n_legal[i]
     if need > feats.shape[0]:
         return need
+    n_exp = 0
+    for i in range(n):
+        explore[i] = -1
+        k = n_legal[i]
+        if k > 1 and eps[i] > 0.0:
+            ls = learner_seat[i]
+            if (ls < 0 or ls == seat[i]) and \
+                    (rng_next(rng, i) >> 11) * (1.0 / 4503599627370496.0) < eps[i]:
+                explore[i] = rng_below(rng, i, k)
+                n_exp += 1
+    cnt[K_NEXP] = n_exp
     D = obs.shape[1]
     F = feat_table.shape[1]
     p = 0
@@ -88,7 +108,7 @@ def _gather(n_legal, legal, seat, obs, learner_seat, feat_table, pos_slot, pos_o
     for group in range(2):
         for i in range(n):
             k = n_legal[i]
-            if k <= 1:
+            if k <= 1 or explore[i] >= 0:
                 continue
             ls = learner_seat[i]
             is_learner = ls < 0 or ls == seat[i]
@@ -116,25 +136,45 @@ def _gather(n_legal, legal, seat, obs, learner_seat, feat_table, pos_slot, pos_o
 
 
 @njit(cache=True)
-def _choose(q, legal, n_legal, seat, pos_slot, pos_obs, seg_start, eps, rng, cum, actions,
+def _record(i, a, obs_row, explored, alt_row, st_obs, st_act, st_alt, st_seat, st_base, st_slot,
+            st_deal, seat, cum, deal_no, free, ep_idx, ep_len, cnt):
+    """Slot ``i``'s learner decision ``a`` (observation ``obs_row``) into the sample store."""
+    cnt[K_FREE] -= 1
+    f = free[cnt[K_FREE]]
+    for d in range(obs_row.shape[0]):
+        st_obs[f, d] = obs_row[d]
+    s = seat[i]
+    st_act[f] = a
+    st_alt[f, 0] = -1 if explored else alt_row[0]
+    st_alt[f, 1] = -1 if explored else alt_row[1]
+    st_seat[f] = s
+    st_base[f] = cum[i, s]
+    st_slot[f] = i
+    st_deal[f] = deal_no[i]
+    ep_idx[i, ep_len[i]] = f
+    ep_len[i] += 1
+
+
+@njit(cache=True)
+def _choose(q, legal, n_legal, seat, obs, explore, pos_slot, pos_obs, seg_start, cum, actions,
             alt, st_obs, st_act, st_alt, st_seat, st_base, st_slot, st_deal, deal_no, free, ep_idx,
             ep_len, cnt):
-    """Every slot's action: the forced one, else the best-scored legal action (learner
-    positions explore with ``eps[slot]``); learner decisions go to the sample store with
-    their two ``alt`` ids (``-1, -1`` for a decision that explored).
+    """Every slot's action: the forced one, the exploring learner positions' uniform legal
+    action (``explore``, drawn by :func:`_gather`), else the best-scored legal action;
+    learner decisions go to the sample store with their two ``alt`` ids (``-1, -1`` for a
+    decision that explored).
     Returns 0; 1 when the store has too few free entries (``cnt[K_NEED]``: how many are
     needed; nothing changed); 2 when a game exceeds ``ep_idx``'s width."""
     n = n_legal.shape[0]
     n_l = cnt[K_NPOS_L]
-    if n_l > cnt[K_FREE]:
-        cnt[K_NEED] = n_l
+    if n_l + cnt[K_NEXP] > cnt[K_FREE]:
+        cnt[K_NEED] = n_l + cnt[K_NEXP]
         return 1
     for i in range(n):
         if n_legal[i] == 1:
             actions[i] = legal[i, 0]
         if n_legal[i] > 1 and ep_len[i] >= ep_idx.shape[1]:
             return 2
-    D = pos_obs.shape[1]
     for p in range(cnt[K_NPOS]):
         i = pos_slot[p]
         a0 = seg_start[p]
@@ -143,29 +183,18 @@ def _choose(q, legal, n_legal, seat, pos_slot, pos_obs, seg_start, eps, rng, cum
         for j in range(1, k):
             if q[a0 + j] > q[a0 + best]:
                 best = j
+        a = legal[i, best]
         if p < n_l:
-            explored = False
-            if eps[i] > 0.0 and (rng_next(rng, i) >> 11) * (1.0 / 4503599627370496.0) < eps[i]:
-                best = rng_below(rng, i, k)
-                explored = True
-            a = legal[i, best]
-            cnt[K_FREE] -= 1
-            f = free[cnt[K_FREE]]
-            for d in range(D):
-                st_obs[f, d] = pos_obs[p, d]
-            s = seat[i]
-            st_act[f] = a
-            st_alt[f, 0] = -1 if explored else alt[p, 0]
-            st_alt[f, 1] = -1 if explored else alt[p, 1]
-            st_seat[f] = s
-            st_base[f] = cum[i, s]
-            st_slot[f] = i
-            st_deal[f] = deal_no[i]
-            ep_idx[i, ep_len[i]] = f
-            ep_len[i] += 1
-        else:
-            a = legal[i, best]
+            _record(i, a, pos_obs[p], False, alt[p], st_obs, st_act, st_alt, st_seat, st_base,
+                    st_slot, st_deal, seat, cum, deal_no, free, ep_idx, ep_len, cnt)
         actions[i] = a
+    if cnt[K_NEXP]:
+        for i in range(n):
+            if explore[i] >= 0:
+                a = legal[i, explore[i]]
+                _record(i, a, obs[i], True, alt[0], st_obs, st_act, st_alt, st_seat, st_base,
+                        st_slot, st_deal, seat, cum, deal_no, free, ep_idx, ep_len, cnt)
+                actions[i] = a
     return 0
 
 
@@ -317,6 +346,7 @@ class SelfPlay:
         self.ep_len = np.zeros(n, np.int64)
         self.actions = np.zeros(n, np.int64)
         self.pos_slot = np.zeros(n, np.int64)
+        self.explore = np.full(n, -1, np.int64)
         self.pos_obs = np.zeros((n, D), np.float32)
         self.seg_start = np.zeros(n + 1, np.int64)
         self.feats = np.zeros((max(64, 8 * n), self.feat_dim), np.float32)
@@ -381,11 +411,15 @@ class SelfPlay:
 
     def prepare(self) -> "Positions":
         """Phase 1 of a step: lay out the positions that need a decision by the network
-        (learner positions first) and return views of them (valid until :meth:`commit`)."""
+        (learner positions first) and return views of them (valid until :meth:`commit`).
+        The learner positions that explore this step are not among them: their uniform
+        legal action is drawn here (``explore[slot]``, its index among the legal actions;
+        ``cnt[K_NEXP]`` of them) and played by :meth:`commit`, which records them without
+        alternatives."""
         vg, cnt = self.vg, self.cnt
         while True:
             need = _gather(vg.n_legal, vg.legal, vg.seat, vg.obs, self.learner_seat,
-                           self.feat_table, self.pos_slot, self.pos_obs, self.feats, self.owner,
+                           self.feat_table, self.eps, self.rng, self.explore, self.pos_slot, self.pos_obs, self.feats, self.owner,
                            self.ids, self.seg_start, cnt)
             if need == 0:
                 break
@@ -411,8 +445,8 @@ class SelfPlay:
             a[:] = -1
             a[:len(alt)] = alt
         while True:
-            code = _choose(q, vg.legal, vg.n_legal, vg.seat, self.pos_slot, self.pos_obs,
-                           self.seg_start, self.eps, self.rng, self.cum, self.actions, a,
+            code = _choose(q, vg.legal, vg.n_legal, vg.seat, vg.obs, self.explore, self.pos_slot,
+                           self.pos_obs, self.seg_start, self.cum, self.actions, a,
                            self.st_obs, self.st_act, self.st_alt, self.st_seat, self.st_base,
                            self.st_slot, self.st_deal, self.deal_no, self.free, self.ep_idx,
                            self.ep_len, cnt)
@@ -440,21 +474,36 @@ class SelfPlay:
         pos = self.prepare()
         q = np.empty(pos.m, np.float32)
         npl, ml = pos.n_learner, pos.m_learner
+        keys = None
+        if getattr(policy_fn, "takes_keys", False) or getattr(opp_fn, "takes_keys", False):
+            keys = pos.slot * self.game.n_players + self.vg.seat[pos.slot]  # game and seat
         if ml:
-            q[:ml] = _score(policy_fn, pos.obs[:npl], pos.feats[:ml], pos.owner[:ml], pos.ids[:ml])
+            q[:ml] = _score(policy_fn, pos.obs[:npl], pos.feats[:ml], pos.owner[:ml], pos.ids[:ml],
+                            None if keys is None else keys[:npl])
         if pos.m > ml:
             fn = opp_fn if opp_fn is not None else policy_fn
-            q[ml:] = _score(fn, pos.obs[npl:], pos.feats[ml:], pos.owner[ml:] - npl, pos.ids[ml:])
+            q[ml:] = _score(fn, pos.obs[npl:], pos.feats[ml:], pos.owner[ml:] - npl, pos.ids[ml:],
+                            None if keys is None else keys[npl:])
         return self.commit(q, pool=opp_fn is not None)
 
-    def pop(self, B: Optional[int] = None) -> Batch:
-        """The ``B`` oldest ready samples (default: all of them) as a :class:`Batch` of copies."""
+    def pop(self, B: Optional[int] = None, into: Optional[tuple] = None) -> Batch:
+        """The ``B`` oldest ready samples (default: all of them) as a :class:`Batch` of copies;
+        ``into``: ``(obs [B, D] float32, act [B] int64, target [B] float32)`` arrays to write
+        those three into (e.g. a shared-memory slot) instead of new ones."""
         rl = self.ready_count
         B = rl if B is None else int(B)
         if not 0 <= B <= rl:
             raise ValueError(f"pop({B}): {rl} samples are ready")
-        out = Batch(np.empty((B, self.obs_dim), np.float32), np.empty(B, np.int64),
-                    np.empty(B, np.float32), np.empty(B, np.int64), np.empty(B, np.int64),
+        if into is None:
+            into = (np.empty((B, self.obs_dim), np.float32), np.empty(B, np.int64),
+                    np.empty(B, np.float32))
+        else:
+            want = (((B, self.obs_dim), np.float32), ((B,), np.int64), ((B,), np.float32))
+            if len(into) != 3 or any(not isinstance(a, np.ndarray) or a.shape != sh or a.dtype != dt
+                                     or not a.flags.c_contiguous for a, (sh, dt) in zip(into, want)):
+                raise ValueError(f"pop: into= needs contiguous arrays of shapes and dtypes {want}")
+        obs, act, tgt = into
+        out = Batch(obs, act, tgt, np.empty(B, np.int64), np.empty(B, np.int64),
                     np.empty(B, np.int64), self.feat_table, np.empty((B, 2), np.int64))
         _pop(B, self.ready, self.free, self.st_obs, self.st_act, self.st_alt, self.st_tgt,
              self.st_seat, self.st_slot, self.st_deal, out.obs, out.act, out.alt, out.target,
@@ -479,8 +528,13 @@ def _as_numpy(q) -> np.ndarray:
     return q.detach().cpu().numpy()  # a torch tensor
 
 
-def _score(fn: PolicyFn, obs: np.ndarray, feats: np.ndarray, owner: np.ndarray, ids: np.ndarray) -> np.ndarray:
-    """``fn``'s scores as numpy; a scorer with ``takes_ids`` (``train.dmc.FactoredScorer``) also gets the ids."""
+def _score(fn: PolicyFn, obs: np.ndarray, feats: np.ndarray, owner: np.ndarray, ids: np.ndarray,
+           keys: Optional[np.ndarray] = None) -> np.ndarray:
+    """``fn``'s scores as numpy; a scorer with ``takes_ids`` (``train.dmc.FactoredScorer``) also
+    gets the ids, and one with ``takes_keys`` each position's key (``slot * players + seat``:
+    it may keep per-key state such as the observation part of the seat's last decision)."""
+    if getattr(fn, "takes_keys", False) and keys is not None:
+        return _as_numpy(fn(obs, feats, owner, ids, keys=keys))
     if getattr(fn, "takes_ids", False):
         return _as_numpy(fn(obs, feats, owner, ids))
     return _as_numpy(fn(obs, feats, owner))
@@ -565,8 +619,7 @@ def _actor_main(idx: int, game: str, options: dict, n: int, seed: int, eps, scal
                     k = free_q.get(timeout=0.05)
                 except _queue.Empty:
                     continue
-            b = sp.pop(batch)
-            s_obs[k], s_act[k], s_tgt[k] = b.obs, b.act, b.target
+            sp.pop(batch, into=(s_obs[k], s_act[k], s_tgt[k]))
             out_q.put((idx, k, sp.decisions, sp.games))
             sp.decisions, sp.cnt[K_GAMES] = 0, 0
     out_q.cancel_join_thread()
