@@ -252,8 +252,13 @@ def test_keyed_scoring_refuses_bad_keys():
     scorer = FactoredScorer(_net(game, seed=1), game.action_features, game.n_actions)
     with pytest.raises(ValueError, match="keys"):
         scorer(obs, None, owner, ids, keys=np.arange(len(obs) + 1))
-    with pytest.raises(ValueError, match=">= 0"):
+    with pytest.raises(ValueError, match="must lie in"):
         scorer(obs, None, owner, ids, keys=np.arange(len(obs)) - 1)
+    with pytest.raises(ValueError, match="must lie in"):
+        scorer(obs, None, owner, ids, keys=np.arange(len(obs)) + FactoredScorer.MAX_KEYS)
+    # a key repeated within a call is updated from the position before it: still exact
+    same = scorer(obs, None, owner, ids, keys=np.zeros(len(obs), np.int64)).numpy()
+    _close(same, scorer(obs, None, owner, ids).numpy())
 
 
 def _shipped():

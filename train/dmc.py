@@ -317,6 +317,8 @@ class FactoredScorer:
     takes_keys = True
     #: differences in a row from a key's kept observation part before it is computed afresh
     MAX_AGE = 32
+    #: position keys accepted (each keeps an observation and a part: 5.5 KB in Wakeng)
+    MAX_KEYS = 1 << 16
 
     def __init__(self, net: QNet, features, n_actions: int, cache: bool = True,
                  dtype: str = "float32", context=None):
@@ -363,7 +365,8 @@ class FactoredScorer:
 
     def _observation_parts(self, obs: np.ndarray, keys) -> np.ndarray:
         """``obs @ W_obs + b`` per position from the parts kept per key (module
-        :func:`agents.trained.observation_part_cached`); ``keys [n]`` distinct ints >= 0."""
+        :func:`agents.trained.observation_part_cached`); ``keys [n]`` ints in ``[0,
+        MAX_KEYS)`` (a repeated key is updated again from the position before it)."""
         keys = np.ascontiguousarray(keys, np.int64)
         n = len(obs)
         if keys.shape != (n,):
@@ -371,8 +374,9 @@ class FactoredScorer:
         if n == 0:
             return np.zeros((0, len(self._b)), np.float32)
         lo, hi = int(keys.min()), int(keys.max())
-        if lo < 0:
-            raise ValueError(f"position keys must be >= 0, got {lo}")
+        if lo < 0 or hi >= self.MAX_KEYS:
+            raise ValueError(f"position keys must lie in [0, {self.MAX_KEYS}), got "
+                             f"{lo if lo < 0 else hi} (one kept observation and part per key)")
         if hi >= len(self._c_age):
             size = max(hi + 1, 2 * len(self._c_age))
             c_obs = np.zeros((size, self._c_obs.shape[1]), np.float32)
@@ -391,8 +395,8 @@ class FactoredScorer:
         """Scores ``[m]`` of the ``m`` actions (``feats [m, F]``, or ``ids [m]``; ``owner [m]`` =
         the row of ``obs [n, O]`` each belongs to), as :meth:`QNet.forward`; ``ctx [m,
         ctx_dim]``: the actions' context inputs when already computed (else computed here from
-        the ids, for a network that takes them); ``keys [n]`` (CPU): a distinct int per
-        position naming whose it is (in self-play its game and seat): the observation part
+        the ids, for a network that takes them); ``keys [n]`` (CPU): an int per position
+        naming whose it is (in self-play its game and seat): the observation part
         is then updated from that key's previous one over the inputs that changed (about a
         quarter of the nonzero ones), the same values up to float rounding."""
         net = self.net
