@@ -415,12 +415,12 @@ class SelfPlay:
         The learner positions that explore this step are not among them: their uniform
         legal action is drawn here (``explore[slot]``, its index among the legal actions;
         ``cnt[K_NEXP]`` of them) and played by :meth:`commit`, which records them without
-        alternatives."""
+        alternatives; so each call draws (call :meth:`commit` once after each)."""
         vg, cnt = self.vg, self.cnt
         while True:
             need = _gather(vg.n_legal, vg.legal, vg.seat, vg.obs, self.learner_seat,
-                           self.feat_table, self.eps, self.rng, self.explore, self.pos_slot, self.pos_obs, self.feats, self.owner,
-                           self.ids, self.seg_start, cnt)
+                           self.feat_table, self.eps, self.rng, self.explore, self.pos_slot,
+                           self.pos_obs, self.feats, self.owner, self.ids, self.seg_start, cnt)
             if need == 0:
                 break
             self.feats = np.zeros((2 * need, self.feat_dim), np.float32)
