@@ -26,7 +26,8 @@ drives any :class:`cardenvs.core.game.Game` through its methods (``new_state``, 
   3x as fast (``benchmarks/selfplay.md``); on others it is slower.  ``--act-dtype int8``
   scores them with integer matmuls (:mod:`train.quant`: int8 activations with a scale per
   scored action, int8 weights with a scale per output channel; CPU only): about twice
-  bfloat16's matmul rate with AVX512-VNNI, scores within 2% of float32's spread.
+  bfloat16's matmul rate with AVX512-VNNI, scores within 3% of float32's spread (the most
+  measured on shipped networks: 2.7%).
 * **Warm start** (``--init FILE``): the network starts from the weights of a ``train.dmc``
   weight file of the same shape (e.g. a shipped network-only agent) and trains with its
   reward scale; the exported file's ``train_minutes`` counts this run only.
@@ -439,10 +440,9 @@ class FactoredScorer:
                     act = (torch.as_tensor(feats) @ self._w_act_t).numpy()
                 obs_np, owner_np = _as_numpy(obs), _as_numpy(owner)
                 part = None
-                if keys is not None:
-                    obs_np = np.ascontiguousarray(obs_np, np.float32)
-                    if obs_np.ndim != 2 or obs_np.shape[1] != D:
-                        raise ValueError(f"observations of shape {obs_np.shape}; expected (n, {D})")
+                if keys is not None:  # checked once here, before the kept parts are touched
+                    obs_np, owner_np, act, slots = _trained.first_layer_inputs(
+                        obs_np, self._w_obs, self._b, owner_np, act, slots)
                     part = self._observation_parts(obs_np, keys)
                 if self.body is not None and ctx is None:  # int8: cut in the same pass
                     return torch.from_numpy(self.body.first_layer(
@@ -451,10 +451,8 @@ class FactoredScorer:
                     h = torch.from_numpy(_trained.factored_first_layer(
                         obs_np, self._w_obs, self._b, owner_np, act, slots))
                 else:
-                    o, own, act, slots = _trained.first_layer_inputs(obs_np, self._w_obs, self._b,
-                                                                      owner_np, act, slots)
-                    h = torch.from_numpy(np.empty((len(own), len(self._b)), np.float32))
-                    _trained.broadcast_part(part, own, act, slots, h.numpy())
+                    h = torch.from_numpy(np.empty((len(owner_np), len(self._b)), np.float32))
+                    _trained.broadcast_part(part, owner_np, act, slots, h.numpy())
                 if ctx is not None:
                     h += ctx @ self._w_ctx_t
             if self.body is not None:

@@ -540,6 +540,20 @@ def _score(fn: PolicyFn, obs: np.ndarray, feats: np.ndarray, owner: np.ndarray, 
     return _as_numpy(fn(obs, feats, owner))
 
 
+def scoring_dtype(dtype: str, factored: bool, why: str = ""):
+    """The torch dtype self-play scores in (:func:`train.dmc.act_dtype`), checked against the
+    scorer it will have: ``"int8"`` needs the factored scorer on the CPU (``factored``;
+    ``why``: what decided it, for the message)."""
+    import torch
+
+    from .dmc import act_dtype
+
+    dt = act_dtype(dtype)
+    if dt == torch.int8 and not factored:
+        raise ValueError(f"act_dtype 'int8' needs the factored scorer on the CPU{why}")
+    return dt
+
+
 def torch_scorer(net, device=None, game=None, dtype: str = "float32") -> PolicyFn:
     """A ``policy_fn`` scoring with a ``train.dmc.QNet`` (no gradients): with ``game`` (and
     on CPU) a ``train.dmc.FactoredScorer`` (per-id cache of the first layer's action part,
@@ -551,18 +565,15 @@ def torch_scorer(net, device=None, game=None, dtype: str = "float32") -> PolicyF
 
     import torch
 
-    from .dmc import act_dtype
-
-    dt = act_dtype(dtype)
     dev = device if device is not None else next(net.parameters()).device
-    if game is not None and torch.device(dev).type == "cpu":
+    factored = game is not None and torch.device(dev).type == "cpu"
+    dt = scoring_dtype(dtype, factored, f" (a game and a CPU device; got game="
+                                        f"{'given' if game is not None else None}, "
+                                        f"device={torch.device(dev)})")
+    if factored:
         from .dmc import FactoredScorer
 
         return FactoredScorer(net, game.action_features, game.n_actions, dtype=dtype)
-    if dt == torch.int8:
-        raise ValueError(f"act_dtype 'int8' needs the factored scorer on the CPU (a game and a "
-                         f"CPU device; got game={'given' if game is not None else None}, "
-                         f"device={torch.device(dev)})")
 
     def score(obs, feats, owner):
         cast = (torch.autocast(torch.device(dev).type, dtype=dt) if dt != torch.float32
@@ -647,11 +658,8 @@ class ActorPool:
         import torch
         import torch.multiprocessing as mp
 
-        from .dmc import act_dtype
-
-        act_dtype(dtype)
-        if dtype == "int8" and not fast:
-            raise ValueError("act_dtype 'int8' needs the factored scorer (fast=True)")
+        # the actors' torch_scorer would refuse it, but only in their processes
+        scoring_dtype(dtype, fast, " (fast=True)")
         if not isinstance(slots, int) or slots < 1:
             raise ValueError(f"slots must be an int >= 1, got {slots!r}")
         ctx = mp.get_context("spawn")
