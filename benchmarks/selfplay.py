@@ -26,10 +26,13 @@ times round-robin (every path sees the same machine load; the best repeat is kep
 * ``bfloat16`` / ``int8``: the factored scorer with ``--act-dtype bfloat16`` (the layers after
   the first in bfloat16) or ``int8`` (:mod:`train.quant`: integer matmuls);
 * ``engine, N actors``: :class:`train.selfplay.ActorPool` processes (one torch thread each,
-  batches handed over in shared memory), decisions/s arriving at the learner in steady state
+  batches handed over in shared memory, read in place as train.dmc reads them), decisions/s
+  arriving at the learner in steady state
   (after ``2 * --seconds`` of draining the batches queued during start-up; 1 actor; 2 when
   ``--actors 2``), plain and factored, and the most actors with ``--envs-large`` games each,
-  factored, in float32, bfloat16 and int8;
+  factored, in float32, bfloat16 and int8; each actor run beside the lockstep rate measured
+  just before and just after it (this machine's speed drifts over minutes, and the actor runs
+  come after the interleaved rounds);
 * ``engine, no network``: the same engine with a free scoring function (the feature rows'
   sum): what the engine costs without the network, its ceiling;
 * the share of the engine's step spent in the network's forward pass (plain and factored);
@@ -39,8 +42,8 @@ times round-robin (every path sees the same machine load; the best repeat is kep
   inputs of every scored position (an upper bound where it is updated from the previous
   one); the action part is cached) and the rate at which this
   machine runs the body's matmuls at the same batch size (one torch thread; float32,
-  bfloat16, and int8 ``torch._int_mm`` for the hidden layers): their quotient is the most
-  decisions/s one core could reach with this network if the engine, the copies and the first
+  bfloat16, and int8 :func:`train.quant.int8_matmul` for the hidden layers): their quotient
+  is the most decisions/s one core could reach with this network if the engine, the copies and the first
   layer cost nothing.  Set beside ten times the lockstep rate, it says whether
   a 10x target is reachable on the machine with the same network at all.
 
@@ -65,6 +68,7 @@ import numpy as np  # noqa: E402
 import torch  # noqa: E402
 
 from train.dmc import DMC, Config, TorchPolicy, exploration_rates  # noqa: E402
+from train.quant import Int8Body, int8_matmul, prepack  # noqa: E402
 from train.selfplay import ActorPool, SelfPlay, torch_scorer  # noqa: E402
 
 
@@ -74,6 +78,19 @@ def _trainer(game: str, engine: str, envs: int, out: str, act_dtype: str = "floa
     t = DMC(cfg)
     t._start_selfplay()
     return t
+
+
+def cpu_name() -> str:
+    """The CPU's model name (``/proc/cpuinfo``; the architecture where there is none): the
+    machines these benchmarks run on change, and their ratios with them."""
+    try:
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                if line.startswith("model name"):
+                    return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or platform.machine()
 
 
 def _rate(step, seconds: float) -> float:
@@ -118,13 +135,17 @@ def network_ceiling(t: DMC, steps: int, seconds: float, repeats: int) -> dict:
            "nnz_per_position": count["nnz"] / max(count["pos"], 1), "rows_per_step": rows_per_step}
     # the hidden layers' integer matmuls as train.quant makes them (the output layer is a dot
     # product in its last pass), each on its own int8 input: the matmul rate alone
-    xw = [(torch.randint(0, 128, (rows_per_step, m.in_features), dtype=torch.int8),
-           torch.randint(-127, 128, (m.in_features, m.out_features), dtype=torch.int8))
-          for m in layers[1:-1]]
+    gemm = Int8Body(layers[1:]).gemm
+    xw = []
+    for m in layers[1:-1]:
+        w = np.random.default_rng(0).integers(-127, 128, (m.in_features, m.out_features)).astype(np.int8)
+        xw.append((torch.randint(0, 128, (rows_per_step, m.in_features), dtype=torch.int8),
+                   torch.from_numpy(w), prepack(w) if gemm == "onednn" else None))
+    out["gemm"] = gemm
 
     def int8_pass():
-        for x, w in xw:
-            torch._int_mm(x, w)
+        for x, w, packed in xw:
+            int8_matmul(x, w, packed)
         return rows_per_step
 
     best = max(_rate(int8_pass, seconds) for _ in range(repeats))
@@ -242,7 +263,9 @@ def measure(game: str, seconds: float, repeats: int, envs: int, envs_large: int,
             for fast_actor in (False, True)]
     if actors:
         runs += [(actors, True, envs_large, dt) for dt in ("float32", "bfloat16", "int8")]
+    beside = {}  # per actor run: the lockstep rate measured just before and just after it
     for k, fast_actor, n, dtype in runs:
+        lock_before = _rate(lock_step(lock), seconds)
         pool = ActorPool(game, {}, vec.net, vec.opp_net, actors=k, n=n, seed=5,
                          eps=exploration_rates(vec.cfg.eps, vec.cfg.eps_alpha, n),
                          scale=1.0, pool_frac=0.0, batch=512, fast=fast_actor, dtype=dtype)
@@ -258,7 +281,7 @@ def measure(game: str, seconds: float, repeats: int, envs: int, envs_large: int,
             for _ in range(repeats):
                 t0, dec = time.perf_counter(), 0
                 while time.perf_counter() - t0 < seconds:
-                    g = pool.get(timeout=30)
+                    g = pool.get(timeout=30, copy=False)  # as train.dmc reads them
                     if g is not None:
                         dec += g[0]
                 rates.append(dec / (time.perf_counter() - t0))
@@ -267,8 +290,9 @@ def measure(game: str, seconds: float, repeats: int, envs: int, envs_large: int,
             best[name] = max(rates)
         finally:
             pool.close()
+        beside[name] = max(lock_before, _rate(lock_step(lock), seconds))
     ceiling = network_ceiling(fast, 50, seconds, repeats)
-    return {"rates": best, "forward_share": {k: float(np.median(v)) for k, v in share.items()},
+    return {"rates": best, "beside": beside, "forward_share": {k: float(np.median(v)) for k, v in share.items()},
             "ceiling": ceiling}
 
 
@@ -285,7 +309,7 @@ def main(argv=None) -> int:
     torch.set_num_threads(1)
     lines = ["# Self-play decisions/s: train.dmc's former loop vs the self-play data engine", "",
              f"`python -m benchmarks.selfplay {' '.join(argv if argv is not None else sys.argv[1:])}`"
-             .rstrip() + f" on {platform.processor() or platform.machine()}, "
+             .rstrip() + f" on {cpu_name()} ({platform.machine()}), "
              f"{os.cpu_count()} CPUs, load average {os.getloadavg()[0]:.1f} at the start, "
              f"{time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}.", "",
              "Network: train.dmc's default `QNet` (hidden 512,256,256,128), the same weights on every "
@@ -297,9 +321,16 @@ def main(argv=None) -> int:
         print(f"[selfplay bench] {game}", file=sys.stderr, flush=True)
         res = measure(game, a.seconds, a.repeats, a.envs, a.envs_large, a.actors)
         base = res["rates"]["lockstep (today's train.dmc)"]
-        lines += [f"## {game}", "", "| path | decisions/s | vs lockstep |", "| --- | ---: | ---: |"]
+        lines += [f"## {game}", "", "| path | decisions/s | vs lockstep | vs lockstep beside it |",
+                  "| --- | ---: | ---: | ---: |"]
         for name, r in res["rates"].items():
-            lines.append(f"| {name} | {r:,.0f} | {r / base:.2f}x |")
+            b = res["beside"].get(name)
+            near = f"{r / b:.2f}x ({b:,.0f})" if b else ""
+            lines.append(f"| {name} | {r:,.0f} | {r / base:.2f}x | {near} |")
+        lines += ["", "vs lockstep: against the lockstep rate of the interleaved rounds (the best "
+                      "of them); beside it: against the lockstep rate measured just before and "
+                      "just after that actor run (the higher of the two), since this machine's "
+                      "speed drifts over minutes and the actor runs come last."]
         fs = res["forward_share"]
         lines += ["", f"The network's forward pass takes {100 * fs['engine']:.0f}% of the engine's "
                       f"self-play time with `QNet.forward`, {100 * fs['engine, factored']:.0f}% with the "
@@ -318,7 +349,7 @@ def main(argv=None) -> int:
                   f"{cores * c['ceiling_float32'] / base:.1f}x the lockstep rate) and "
                   f"{c['ceiling_bfloat16']:,.0f} in bfloat16 ({cores} cores: "
                   f"{cores * c['ceiling_bfloat16']:,.0f}, {cores * c['ceiling_bfloat16'] / base:.1f}x); "
-                  f"its int8 matmuls (`torch._int_mm`, the hidden layers) run at "
+                  f"its int8 matmuls (`{c['gemm']}`, the hidden layers) run at "
                   f"{c['gflops_int8']:.1f} Gop/s: at most {c['ceiling_int8']:,.0f} decisions/s a core "
                   f"({cores} cores: {cores * c['ceiling_int8']:,.0f}, "
                   f"{cores * c['ceiling_int8'] / base:.1f}x); "

@@ -9,7 +9,8 @@ Usage (from the repository root)::
 Each part is timed by wrapping the function that does it (for the run only; the wrappers cost
 a few microseconds a call, counted in "rest"):
 
-* ``matmuls``: ``torch._int_mm`` (the hidden layers, int8 x int8 -> int32);
+* ``matmuls``: :func:`train.quant.int8_matmul` (the hidden layers' exact int8 products:
+  oneDNN's int8 linear layer with packed weights where it runs, else ``torch._int_mm``);
 * ``observation parts``: :func:`agents.trained.observation_part_cached` (each position's
   first-layer observation part from its game and seat's previous one);
 * ``cuts``: :func:`train.quant.cut_first_layer`, :func:`train.quant.requantize` and
@@ -39,7 +40,7 @@ from contextlib import contextmanager  # noqa: E402
 import torch  # noqa: E402
 
 import train.quant as quant  # noqa: E402
-from benchmarks.selfplay import _trainer  # noqa: E402
+from benchmarks.selfplay import _trainer, cpu_name  # noqa: E402
 from cardenvs.arena import agents_module  # noqa: E402
 
 PARTS = ("matmuls", "observation parts", "cuts", "lay out positions",
@@ -79,7 +80,7 @@ def breakdown(game: str, envs: int, steps: int, repeats: int) -> dict:
     best = None
     for _ in range(repeats):
         acc = dict.fromkeys(PARTS, 0.0)
-        wraps = [(torch, "_int_mm", "matmuls"),
+        wraps = [(quant, "int8_matmul", "matmuls"),
                  (trained, "observation_part_cached", "observation parts"),
                  (quant, "cut_first_layer", "cuts"), (quant, "requantize", "cuts"),
                  (quant, "output_layer", "cuts"),
@@ -105,6 +106,7 @@ def breakdown(game: str, envs: int, steps: int, repeats: int) -> dict:
         row["rest"] = 1e3 * wall / steps - sum(row.values())
         row["step"] = 1e3 * wall / steps
         row["decisions_per_s"] = dec / wall
+        row["gemm"] = score.body.gemm
         if best is None or row["step"] < best["step"]:
             best = row
     return best
@@ -120,7 +122,7 @@ def main(argv=None) -> int:
     a = p.parse_args(argv)
     load = os.getloadavg()[0]
     lines = ["# Where a self-play step's time goes (one process, int8 scoring)", "",
-             f"`python -m benchmarks.selfplay_breakdown` on {platform.machine()}, "
+             f"`python -m benchmarks.selfplay_breakdown` on {cpu_name()} ({platform.machine()}), "
              f"{os.cpu_count()} CPUs, load average {load:.1f} at the start, "
              f"{time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}: {a.envs} games, "
              f"train.dmc's default network, `--act-dtype int8`, best of {a.repeats} runs of "
@@ -129,7 +131,7 @@ def main(argv=None) -> int:
         print(f"[breakdown] {game}", file=sys.stderr)
         r = breakdown(game, a.envs, a.steps, a.repeats)
         lines += [f"## {game}", "", f"{r['step']:.2f} ms a step of {a.envs} decisions "
-                  f"({r['decisions_per_s']:,.0f} decisions/s)", "",
+                  f"({r['decisions_per_s']:,.0f} decisions/s; int8 matmuls: `{r['gemm']}`)", "",
                   "| part | ms a step | share |", "| --- | ---: | ---: |"]
         for k in (*PARTS, "rest"):
             lines.append(f"| {k} | {r[k]:.3f} | {100 * r[k] / r['step']:.0f}% |")

@@ -91,6 +91,48 @@ def test_actor_process_feeds_the_learner(tmp_path, act_dtype):
     assert t._actors is None  # closed at the end of the run
 
 
+class _LendingPool:
+    """A stand-in for ``ActorPool`` lending its one slot: ``get(copy=False)`` returns views of
+    it and refills it with the next batch (as an actor would once it is handed back)."""
+
+    def __init__(self, B: int, D: int):
+        self.obs, self.act = np.zeros((B, D), np.float32), np.zeros(B, np.int64)
+        self.tgt = np.zeros(B, np.float32)
+        self.k = 0
+
+    def get(self, timeout: float = 1.0, copy: bool = True):
+        assert not copy
+        self.k += 1
+        self.obs[:], self.act[:], self.tgt[:] = self.k, self.k, self.k
+        return 10, 1, (self.obs, self.act, self.tgt)
+
+    def release(self):
+        pass
+
+    def close(self):
+        pass
+
+
+def test_learner_reads_a_lent_slot_in_place_and_copies_what_it_keeps(tmp_path):
+    """With actor processes the learner updates on the batch in the actor's shared slot (no
+    copy); samples still queued when the next batch is fetched (an update limit stopped
+    them) are copied first, so the slot's reuse cannot change them."""
+    t = DMC(_cfg(tmp_path, game="wakeng", max_updates=0, batch=8, hidden=(32,)))
+    pool = t._actors = _LendingPool(8, t.obs_dim)
+    t.engine_step()
+    obs, act, tgt = t._pop_batch(8)
+    assert np.shares_memory(obs, pool.obs) and np.shares_memory(act, pool.act)
+    assert t._q_n == 0 and t._q_obs == [] and (act == 1).all()
+    t.engine_step()  # batch 2 queued, not trained on
+    t.engine_step()  # the slot refilled with batch 3: batch 2 must survive
+    assert t._q_n == 16 and t.counters["decisions"] == 30
+    obs, act, tgt = t._pop_batch(8)
+    assert (act == 2).all() and (obs == 2).all() and (tgt == 2).all()
+    obs, act, tgt = t._pop_batch(8)
+    assert (act == 3).all() and (obs == 3).all()
+    t._actors = None
+
+
 def test_init_warm_starts_from_a_weight_file(tmp_path):
     src = DMC(_cfg(tmp_path / "a", game="wakeng", max_updates=3))
     src.run()

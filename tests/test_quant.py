@@ -24,7 +24,8 @@ from agents.context import make_context  # noqa: E402
 from agents.trained import WEIGHTS_DIR, factored_first_layer  # noqa: E402
 from cardenvs import GAMES  # noqa: E402
 from train.dmc import FactoredScorer, QNet  # noqa: E402
-from train.quant import (QMAX, Int8Body, first_layer_codes, quantize_rows,  # noqa: E402
+from train.quant import (EXACT_INPUTS, QMAX, Int8Body, first_layer_codes, int8_matmul,  # noqa: E402
+                         onednn_available, prepack, quantize_rows,
                          quantize_weight, reference_scores)
 from test_factored import _net, _plain, _positions, _sequential, _shipped_net  # noqa: E402
 
@@ -92,6 +93,34 @@ def test_kernels_equal_the_numpy_reference(hidden):
     _spread_close(got, x[:, 0].numpy(), 0.05)
     assert not np.allclose(got, x[:, 0].numpy(), rtol=0, atol=1e-7)  # int8 indeed
     assert Int8Body(net)(h[:0]).shape == (0,)
+    # both matmuls give the same products, so the same scores to the bit
+    np.testing.assert_array_equal(Int8Body(net, gemm="int_mm")(h), got)
+    if onednn_available():
+        body = Int8Body(net, gemm="onednn")
+        np.testing.assert_array_equal(body(h), got)
+        np.testing.assert_array_equal(body(h[:1]), got[:1])  # one row
+
+
+def test_int8_matmul_is_exact_at_the_extremes():
+    """The largest products a layer can have (127 x 127 x ``EXACT_INPUTS``, both signs) come
+    back exact from both matmuls; a layer wider than that is refused on oneDNN."""
+    x = np.full((3, EXACT_INPUTS), QMAX, np.int8)
+    for sign in (1, -1):
+        w = np.full((EXACT_INPUTS, 5), sign * QMAX, np.int8)
+        w[:, 4] = np.arange(EXACT_INPUTS) % 255 - QMAX  # mixed signs too
+        want = x.astype(np.int64) @ w.astype(np.int64)
+        got = int8_matmul(torch.from_numpy(x), torch.from_numpy(w))
+        assert got.dtype == np.int32 and np.array_equal(got, want)
+        if onednn_available():
+            got = int8_matmul(torch.from_numpy(x), torch.from_numpy(w), prepack(w))
+            assert got.dtype == np.float32 and np.array_equal(got.astype(np.int64), want)
+    assert abs(int(want.min())) <= 2**24
+    wide = [torch.nn.Linear(EXACT_INPUTS + 1, 4), torch.nn.Linear(4, 1)]
+    assert Int8Body(wide).gemm == "int_mm"  # auto: the exact one
+    with pytest.raises(ValueError, match="inputs"):
+        Int8Body(wide, gemm="onednn")
+    with pytest.raises(ValueError, match="gemm"):
+        Int8Body(wide, gemm="mkl")
 
 
 @pytest.mark.parametrize("name", sorted(GAMES))

@@ -195,7 +195,8 @@ def test_actor_pool_batches_equal_an_in_process_engine():
     """An :class:`ActorPool` actor's batches, handed over in shared memory, are the batches
     of the same engine in this process (same seed, same network, same scorer) in the same
     order, with the decisions and games they took: a slot is not reused before it is read
-    (the reader here is slower than the actor, so the actor waits for its slots)."""
+    (the reader here is slower than the actor, so the actor waits for its slots), nor, lent
+    with ``get(copy=False)``, before the next ``get``."""
     torch = pytest.importorskip("torch")
     from train.dmc import QNet
     from train.selfplay import ActorPool, torch_scorer
@@ -212,6 +213,17 @@ def test_actor_pool_batches_equal_an_in_process_engine():
             if g is not None:
                 got.append(g)
                 time.sleep(0.3)  # a slow reader: the actor fills both slots and waits
+        lent = 0
+        while lent < 4:  # views of the slot, read after the actor has had time to reuse it
+            g = pool.get(timeout=120, copy=False)
+            if g is not None:
+                lent += 1
+                obs = g[2][0]
+                assert np.shares_memory(obs, pool.slots[0][0])
+                time.sleep(0.3)
+                got.append((g[0], g[1], tuple(a.copy() for a in g[2])))
+        pool.release()
+        pool.release()  # nothing lent: nothing happens
     finally:
         pool.close()
     sp = SelfPlay("wakeng", 8, seed=3 * 1000, eps=0.2, scale=0.5)
@@ -227,7 +239,7 @@ def test_actor_pool_batches_equal_an_in_process_engine():
     # carry the decisions of the steps after it was made (never fewer than they took)
     dec, games = sum(g[0] for g in got), sum(g[1] for g in got)
     assert dec % 8 == 0 and dec >= sp.decisions and games >= sp.games > 0
-    assert len(np.unique([g[2][0][0].sum() for g in got])) == len(got)  # six different batches
+    assert len(np.unique([g[2][0][0].sum() for g in got])) == len(got) == 10  # all different
     with pytest.raises(ValueError, match="slots"):
         ActorPool("wakeng", {}, net, net, actors=1, n=4, seed=0, eps=0.0, scale=1.0,
                   pool_frac=0.0, batch=8, slots=0)

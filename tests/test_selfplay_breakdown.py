@@ -15,12 +15,12 @@ from benchmarks import selfplay_breakdown as bd  # noqa: E402
 
 
 def test_breakdown_parts_add_up_and_wrappers_are_undone(tmp_path):
-    before = (torch._int_mm, agents.trained.observation_part_cached, quant.cut_first_layer,
+    before = (quant.int8_matmul, agents.trained.observation_part_cached, quant.cut_first_layer,
               quant.requantize, quant.output_layer)
     out = tmp_path / "b.md"
     assert bd.main(["--games", "wakeng", "--envs", "16", "--steps", "20", "--repeats", "1",
                     "--out", str(out)]) == 0
-    assert before == (torch._int_mm, agents.trained.observation_part_cached,
+    assert before == (quant.int8_matmul, agents.trained.observation_part_cached,
                       quant.cut_first_layer, quant.requantize, quant.output_layer)
     text = out.read_text()
     step = float(re.search(r"([0-9.]+) ms a step of 16 decisions", text).group(1))
