@@ -67,6 +67,7 @@ import time  # noqa: E402
 import numpy as np  # noqa: E402
 import torch  # noqa: E402
 
+from benchmarks.run import cpu_model  # noqa: E402
 from train.dmc import DMC, Config, TorchPolicy, exploration_rates  # noqa: E402
 from train.quant import Int8Body, int8_matmul, prepack  # noqa: E402
 from train.selfplay import ActorPool, SelfPlay, torch_scorer  # noqa: E402
@@ -78,19 +79,6 @@ def _trainer(game: str, engine: str, envs: int, out: str, act_dtype: str = "floa
     t = DMC(cfg)
     t._start_selfplay()
     return t
-
-
-def cpu_name() -> str:
-    """The CPU's model name (``/proc/cpuinfo``; the architecture where there is none): the
-    machines these benchmarks run on change, and their ratios with them."""
-    try:
-        with open("/proc/cpuinfo") as f:
-            for line in f:
-                if line.startswith("model name"):
-                    return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor() or platform.machine()
 
 
 def _rate(step, seconds: float) -> float:
@@ -309,7 +297,7 @@ def main(argv=None) -> int:
     torch.set_num_threads(1)
     lines = ["# Self-play decisions/s: train.dmc's former loop vs the self-play data engine", "",
              f"`python -m benchmarks.selfplay {' '.join(argv if argv is not None else sys.argv[1:])}`"
-             .rstrip() + f" on {cpu_name()} ({platform.machine()}), "
+             .rstrip() + f" on {cpu_model()} ({platform.machine()}), "
              f"{os.cpu_count()} CPUs, load average {os.getloadavg()[0]:.1f} at the start, "
              f"{time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}.", "",
              "Network: train.dmc's default `QNet` (hidden 512,256,256,128), the same weights on every "

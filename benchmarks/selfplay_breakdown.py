@@ -40,7 +40,8 @@ from contextlib import contextmanager  # noqa: E402
 import torch  # noqa: E402
 
 import train.quant as quant  # noqa: E402
-from benchmarks.selfplay import _trainer, cpu_name  # noqa: E402
+from benchmarks.run import cpu_model  # noqa: E402
+from benchmarks.selfplay import _trainer  # noqa: E402
 from cardenvs.arena import agents_module  # noqa: E402
 
 PARTS = ("matmuls", "observation parts", "cuts", "lay out positions",
@@ -122,7 +123,7 @@ def main(argv=None) -> int:
     a = p.parse_args(argv)
     load = os.getloadavg()[0]
     lines = ["# Where a self-play step's time goes (one process, int8 scoring)", "",
-             f"`python -m benchmarks.selfplay_breakdown` on {cpu_name()} ({platform.machine()}), "
+             f"`python -m benchmarks.selfplay_breakdown` on {cpu_model()} ({platform.machine()}), "
              f"{os.cpu_count()} CPUs, load average {load:.1f} at the start, "
              f"{time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}: {a.envs} games, "
              f"train.dmc's default network, `--act-dtype int8`, best of {a.repeats} runs of "
