@@ -101,6 +101,23 @@ def test_kernels_equal_the_numpy_reference(hidden):
         np.testing.assert_array_equal(body(h[:1]), got[:1])  # one row
 
 
+def test_int8_body_pickles_and_copies_after_use():
+    """An :class:`Int8Body` that has scored (its weights packed, on oneDNN opaque tensors)
+    pickles and deep-copies, and the copies score the same."""
+    import copy
+    import pickle
+
+    torch.manual_seed(0)
+    net = [torch.nn.Linear(16, 8), torch.nn.Linear(8, 4), torch.nn.Linear(4, 1)]
+    body = Int8Body(net)
+    h = np.random.default_rng(0).normal(size=(5, 16)).astype(np.float32)
+    q = body(h)
+    for other in (pickle.loads(pickle.dumps(body)), copy.deepcopy(body)):
+        assert other.gemm == body.gemm
+        np.testing.assert_array_equal(other(h), q)
+    np.testing.assert_array_equal(body(h), q)  # the original still scores
+
+
 def test_int8_matmul_is_exact_at_the_extremes():
     """The largest products a layer can have (127 x 127 x ``EXACT_INPUTS``, both signs) come
     back exact from both matmuls; a layer wider than that is refused on oneDNN."""

@@ -220,6 +220,13 @@ class Int8Body:
         self.gemm = gemm if gemm != "auto" else ("onednn" if fits and onednn_available() else "int_mm")
         self._key: Optional[tuple] = None
 
+    def __getstate__(self) -> dict:
+        # oneDNN's packed weights are opaque tensors that neither pickle nor deep-copy: the
+        # copy packs its own at its first call
+        state = {k: v for k, v in self.__dict__.items() if k not in ("hidden", "w_out", "b_out")}
+        state["_key"] = None
+        return state
+
     def _prepare(self) -> None:
         # the layers' tensors, read through Module.__getattr__ once per call (not per check)
         tensors = [t for l in self.layers for t in (l.weight, l.bias)]
