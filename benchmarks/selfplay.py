@@ -43,8 +43,8 @@ times round-robin (every path sees the same machine load; the best repeat is kep
   one); the action part is cached) and the rate at which this
   machine runs the body's matmuls at the same batch size (one torch thread; float32,
   bfloat16, and int8 :func:`train.quant.int8_matmul` for the hidden layers): their quotient
-  is the most decisions/s one core could reach with this network if the engine, the copies and the first
-  layer cost nothing.  Set beside ten times the lockstep rate, it says whether
+  is the most decisions/s one core could reach with this network if the engine, the copies
+  and the first layer cost nothing.  Set beside ten times the lockstep rate, it says whether
   a 10x target is reachable on the machine with the same network at all.
 
 Only self-play is timed (no learning updates), one torch thread, CPU.  A "decision" is one
@@ -280,8 +280,8 @@ def measure(game: str, seconds: float, repeats: int, envs: int, envs_large: int,
             pool.close()
         beside[name] = max(lock_before, _rate(lock_step(lock), seconds))
     ceiling = network_ceiling(fast, 50, seconds, repeats)
-    return {"rates": best, "beside": beside, "forward_share": {k: float(np.median(v)) for k, v in share.items()},
-            "ceiling": ceiling}
+    return {"rates": best, "beside": beside,
+            "forward_share": {k: float(np.median(v)) for k, v in share.items()}, "ceiling": ceiling}
 
 
 def main(argv=None) -> int:
