@@ -97,8 +97,36 @@ def test_kernels_equal_the_numpy_reference(hidden):
     np.testing.assert_array_equal(Int8Body(net, gemm="int_mm")(h), got)
     if onednn_available():
         body = Int8Body(net, gemm="onednn")
-        np.testing.assert_array_equal(body(h), got)
+        for _ in range(Int8Body.PACK_AFTER + 1):
+            np.testing.assert_array_equal(body(h), got)
+        assert body.packed  # the weights stayed the same: packed for oneDNN, same scores
         np.testing.assert_array_equal(body(h[:1]), got[:1])  # one row
+
+
+def test_int8_body_packs_only_weights_that_stay():
+    """On oneDNN the weights are packed once they have stayed the same for ``PACK_AFTER``
+    calls (packing costs more than a self-play step); a change of weights unpacks them, and
+    the scores follow the change the same with or without packing."""
+    if not onednn_available():
+        pytest.skip("torch's oneDNN int8 linear layer is not available here")
+    torch.manual_seed(1)
+    net = torch.nn.ModuleList([torch.nn.Linear(32, 16), torch.nn.Linear(16, 8), torch.nn.Linear(8, 1)])
+    h = np.random.default_rng(1).normal(size=(70, 32)).astype(np.float32)
+    body, plain = Int8Body(net, gemm="onednn"), Int8Body(net, gemm="int_mm")
+    for _ in range(Int8Body.PACK_AFTER):
+        body(h)
+    assert not body.packed
+    body(h)
+    assert body.packed and all(p is not None for *_, p in body.hidden)
+    with torch.no_grad():
+        net[1].weight.mul_(-0.5)  # a learner's update
+    got = body(h)
+    assert not body.packed and all(p is None for *_, p in body.hidden)
+    np.testing.assert_array_equal(got, plain(h))
+    for _ in range(Int8Body.PACK_AFTER):
+        got = body(h)
+    assert body.packed
+    np.testing.assert_array_equal(got, plain(h))
 
 
 def test_int8_body_pickles_and_copies_after_use():
@@ -112,8 +140,10 @@ def test_int8_body_pickles_and_copies_after_use():
     body = Int8Body(net)
     h = np.random.default_rng(0).normal(size=(5, 16)).astype(np.float32)
     q = body(h)
+    for _ in range(Int8Body.PACK_AFTER + 1):
+        body(h)  # packed for oneDNN where it runs
     for other in (pickle.loads(pickle.dumps(body)), copy.deepcopy(body)):
-        assert other.gemm == body.gemm
+        assert other.gemm == body.gemm and not other.packed
         np.testing.assert_array_equal(other(h), q)
     np.testing.assert_array_equal(body(h), q)  # the original still scores
 
