@@ -9,8 +9,9 @@ The scheme (symmetric, no zero points):
 * **weights**: each output channel ``o`` of a layer as ``round(W[o] / w_s[o])``,
   ``w_s[o] = max |W[o]| / 127``;
 * a layer is one integer matmul ``acc = q_x @ q_W`` (exact: oneDNN's int8 linear layer with
-  the weights packed once, AMX or VNNI kernels, float32 products; or ``torch._int_mm``, int8 x
-  int8 -> int32; on CPUs with AVX512-VNNI about twice the bfloat16 rate), then, in one numba pass,
+  the weights packed once they stay the same, AMX or VNNI kernels, float32 products; or
+  ``torch._int_mm``, int8 x int8 -> int32; on CPUs with AVX512-VNNI about twice the bfloat16
+  rate), then, in one numba pass,
   ``relu(acc * s_row * w_s + b)`` cut to int8 again for the next layer; the last hidden
   layer's pass also applies the output layer (``[h] -> 1``) in float32.
 
