@@ -102,7 +102,7 @@ from .common import (
     print_stopped, run_parser, run_session, save_atomic, torch_device, truncate_csv,
     write_config,
 )
-from .quant import ROW_BLOCK
+from .quant import padded_rows
 from .selfplay import _as_numpy
 
 # the agents package beside this one: ``agents`` in a checkout, ``cardenvs.agents`` installed
@@ -465,7 +465,7 @@ class FactoredScorer:
             dt, m = self.dtype, h.shape[0]
             # rows padded to a multiple of ROW_BLOCK: oneDNN's bfloat16 matmuls make a kernel per
             # row count (2.6 ms a new count, 0.3 ms a seen one, 1,000 x 512 x 256 on AMX)
-            hb = torch.zeros((-(-m // ROW_BLOCK) * ROW_BLOCK, h.shape[1]), dtype=dt, device=h.device)
+            hb = torch.zeros((padded_rows(m), h.shape[1]), dtype=dt, device=h.device)
             hb[:m] = h.relu_()
             h = hb
             for i, layer in enumerate(net.layers[1:], 2):

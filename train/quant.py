@@ -148,6 +148,11 @@ ROW_BLOCK = 64
 _onednn: Optional[bool] = None
 
 
+def padded_rows(m: int) -> int:
+    """``m`` rounded up to a multiple of :data:`ROW_BLOCK`."""
+    return -(-m // ROW_BLOCK) * ROW_BLOCK
+
+
 def _qlinear(x: torch.Tensor, packed: tuple) -> np.ndarray:
     p, ones, zeros = packed  # unit scales, no zero points, no bias: the plain products
     return torch.ops.onednn.qlinear_pointwise(x.view(torch.uint8), 1.0, 0, p, ones, zeros, None,
@@ -266,7 +271,7 @@ class Int8Body:
         of :data:`ROW_BLOCK` while the weights are packed for oneDNN."""
         if not self.packed:
             return np.empty((m, H), np.int8)
-        xq = np.empty((-(-m // ROW_BLOCK) * ROW_BLOCK, H), np.int8)
+        xq = np.empty((padded_rows(m), H), np.int8)
         xq[m:] = 0
         return xq
 
