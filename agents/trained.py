@@ -161,6 +161,43 @@ def _entries(o, prev, fresh, idx, val):
     return k
 
 
+#: entries :func:`_changed_entries` compares at a time
+_BLOCK = 16
+
+
+@njit(cache=True)
+def _changed_entries(o, prev, ob, pb, idx, val):
+    """The nonzero entries of ``o - prev`` into ``idx, val`` (their count), and ``prev``
+    brought up to ``o`` (``ob``, ``pb``: the two as int32 bit patterns).  A block of
+    :data:`_BLOCK` entries whose bits all equal ``prev``'s is skipped after one vectorized
+    comparison: a seat's observation changes in about 14 of 55 blocks between its decisions in
+    Wakeng.  The same entries, in the same order, as :func:`_entries` (a block with ``-0.0``
+    against ``0.0`` is looked at; its difference is 0, so no entry)."""
+    D = o.shape[0]
+    full = D - D % _BLOCK
+    k = 0
+    for s in range(0, full, _BLOCK):
+        x = np.int32(0)
+        for j in range(_BLOCK):  # a fixed trip count: vectorized
+            x |= ob[s + j] ^ pb[s + j]
+        if x != 0:
+            for d in range(s, s + _BLOCK):
+                v = o[d] - prev[d]
+                if v != 0.0:
+                    idx[k] = d
+                    val[k] = v
+                    k += 1
+                prev[d] = o[d]
+    for d in range(full, D):
+        v = o[d] - prev[d]
+        if v != 0.0:
+            idx[k] = d
+            val[k] = v
+            k += 1
+        prev[d] = o[d]
+    return k
+
+
 @njit(cache=True)
 def observation_part(obs, w_obs, b, pos_buf):
     """``pos_buf[p] = obs[p] @ w_obs + b`` over the observation's nonzero entries only (5-10%
@@ -193,6 +230,8 @@ def observation_part_cached(obs, w_obs, b, keys, c_obs, c_part, c_age, max_age, 
     H = b.shape[0]
     idx = np.zeros(D + 4, np.int64)
     val = np.zeros(D + 4, np.float32)
+    obits = obs.view(np.int32)
+    cbits = c_obs.view(np.int32)
     for p in range(n):
         key = keys[p]
         co = c_obs[key]
@@ -200,14 +239,17 @@ def observation_part_cached(obs, w_obs, b, keys, c_obs, c_part, c_age, max_age, 
         out = pos_buf[p]
         o = obs[p]
         fresh = c_age[key] < 0 or c_age[key] >= max_age
-        k = _entries(o, co, fresh, idx, val)
+        if fresh:
+            k = _entries(o, co, True, idx, val)
+            for d in range(D):
+                co[d] = o[d]
+        else:
+            k = _changed_entries(o, co, obits[p], cbits[key], idx, val)
         start = b if fresh else cp
         for h in range(H):
             out[h] = start[h]
         c_age[key] = 0 if fresh else c_age[key] + 1
         _add_rows(out, w_obs, idx, val, k)
-        for d in range(D):
-            co[d] = o[d]
         for h in range(H):
             cp[h] = out[h]
 

@@ -246,6 +246,50 @@ def test_cached_observation_part_kernel_refreshes_and_is_exact():
     assert ages.max() == 4 and (ages == 0).sum() >= 12
 
 
+def test_cached_observation_part_skips_unchanged_blocks_exactly():
+    """The block-skipping difference of :func:`agents.trained.observation_part_cached` (16
+    entries compared at a time by their bits) finds the same entries in the same order as a
+    scan of every entry: the same floats to the bit, over observations whose width is not a
+    multiple of the block, with ``-0.0`` entries, changes in the tail and whole blocks
+    unchanged."""
+    from agents.trained import _add_rows, _entries, observation_part_cached
+
+    def reference(obs, w, b, keys, c_obs, c_part, c_age, max_age, out):
+        idx = np.zeros(obs.shape[1] + 4, np.int64)
+        val = np.zeros(obs.shape[1] + 4, np.float32)
+        for p, key in enumerate(keys):
+            fresh = c_age[key] < 0 or c_age[key] >= max_age
+            k = _entries(obs[p], c_obs[key], fresh, idx, val)
+            out[p] = b if fresh else c_part[key]
+            c_age[key] = 0 if fresh else c_age[key] + 1
+            _add_rows(out[p], w, idx, val, k)
+            c_obs[key], c_part[key] = obs[p], out[p]
+
+    rng = np.random.default_rng(7)
+    D, H, K = 87, 40, 5  # 5 full blocks and a tail of 7
+    w = rng.normal(size=(D, H)).astype(np.float32)
+    b = rng.normal(size=H).astype(np.float32)
+    caches = [[np.zeros((K, D), np.float32), np.zeros((K, H), np.float32), np.full(K, -1, np.int64)]
+              for _ in range(2)]
+    state = np.zeros((K, D), np.float32)
+    changed_tail = 0
+    for t in range(200):
+        keys = rng.choice(K, 3, replace=False).astype(np.int64)
+        for k in keys:
+            ch = rng.choice(D, int(rng.integers(0, 6)), replace=False)
+            changed_tail += int((ch >= 80).sum())
+            state[k, ch] = rng.choice(np.float32([0.0, -0.0, 0.05, 0.25, 1.0, 3.0]), len(ch))
+        obs = state[keys].copy()
+        got, want = np.empty((3, H), np.float32), np.empty((3, H), np.float32)
+        observation_part_cached(obs, w, b, keys, *caches[0], 6, got)
+        reference(obs, w, b, keys, *caches[1], 6, want)
+        np.testing.assert_array_equal(got.view(np.int32), want.view(np.int32))
+        np.testing.assert_array_equal(caches[0][1].view(np.int32), caches[1][1].view(np.int32))
+        assert np.array_equal(caches[0][0], caches[1][0])  # the kept observations: equal values
+        np.testing.assert_array_equal(caches[0][2], caches[1][2])
+    assert changed_tail > 20 and (caches[0][2] > 0).any()
+
+
 def test_keyed_scoring_refuses_bad_keys():
     game, batches = _positions("wakeng", steps=(2,))
     obs, feats, owner, ids = batches[0]
