@@ -30,8 +30,10 @@ def _cfg(out, **kw) -> Config:
     return Config(**base)
 
 
-def test_a_few_seconds_of_training_beat_random(tmp_path):
-    t = DMC(_cfg(tmp_path, max_updates=200))
+@pytest.mark.parametrize("train_dtype", ["float32", "bfloat16"])
+def test_a_few_seconds_of_training_beat_random(tmp_path, train_dtype):
+    # bfloat16: the learner's forward under torch.autocast (--train-dtype), the weights float32
+    t = DMC(_cfg(tmp_path, max_updates=200, train_dtype=train_dtype))
     rand, _ = make_eval_agent("random", t.game, seed=1)
     seeds = np.random.default_rng(9).integers(2**62, size=60)
     before = summarize(duplicate_returns(t.game, t.policy, rand, seeds))
@@ -40,6 +42,38 @@ def test_a_few_seconds_of_training_beat_random(tmp_path):
     assert res["updates"] == 200 and res["games"] > 500
     assert before["score"] < 0 < after["score"] - after["score_ci"]
     assert after["score"] - before["score"] > before["score_ci"] + after["score_ci"]
+    assert all(p.dtype == torch.float32 for p in t.net.parameters())
+
+
+def test_learner_dtype_is_checked(tmp_path):
+    with pytest.raises(ValueError, match="train_dtype must be one of float32, bfloat16, got 'float16'"):
+        DMC(_cfg(tmp_path, train_dtype="float16"))
+
+
+def test_fused_adam_bumps_versions_and_matches_the_plain_one():
+    """``train.common.make_adam``: the fused kernel's steps bump the parameters' version
+    counters (the scorers' caches are keyed on them: without it they would keep scoring with
+    the old weights), and land where the per-tensor Adam does, float32 rounding aside."""
+    from train.common import make_adam
+
+    torch.manual_seed(0)
+    nets = [torch.nn.Sequential(torch.nn.Linear(30, 40), torch.nn.ReLU(), torch.nn.Linear(40, 1))
+            for _ in range(2)]
+    nets[1].load_state_dict(nets[0].state_dict())
+    opts = [make_adam(nets[0].parameters(), 1e-2), torch.optim.Adam(nets[1].parameters(), lr=1e-2)]
+    assert opts[0].defaults.get("fused") is True  # this torch fuses Adam on the CPU
+    x, y = torch.randn(64, 30), torch.randn(64, 1)
+    start = [p.detach().clone() for p in nets[0].parameters()]
+    for _ in range(50):
+        before = [p._version for p in nets[0].parameters()]
+        for net, opt in zip(nets, opts):
+            opt.zero_grad()
+            ((net(x) - y) ** 2).mean().backward()
+            opt.step()
+        assert all(p._version > v for p, v in zip(nets[0].parameters(), before))
+    for a, b, a0 in zip(nets[0].parameters(), nets[1].parameters(), start):
+        assert (a - a0).abs().max() > 0.01  # 50 steps of 1e-2 moved them
+        torch.testing.assert_close(a, b, rtol=1e-4, atol=1e-5)
 
 
 def test_duplicate_returns_match_a_game_by_game_replay(tmp_path):

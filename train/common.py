@@ -302,6 +302,55 @@ def game_dims(game) -> tuple[int, int]:
     return game.layout.size, game.action_features(np.zeros(1, np.int64)).shape[1]
 
 
+#: the dtypes of a learner's forward matmuls (``--train-dtype``; ``bfloat16``: under
+#: ``torch.autocast``, the weights, the optimizer's state and the loss stay float32)
+TRAIN_DTYPES = ("float32", "bfloat16")
+
+
+def check_train_dtype(name: str) -> None:
+    """``ValueError`` unless ``name`` is one of :data:`TRAIN_DTYPES`."""
+    if name not in TRAIN_DTYPES:
+        raise ValueError(f"train_dtype must be one of {', '.join(TRAIN_DTYPES)}, got {name!r}")
+
+
+def learner_autocast(device: Any, train_dtype: str):
+    """The context a learner's forward runs in: ``torch.autocast`` to bfloat16 on ``device``'s
+    type for ``train_dtype="bfloat16"`` (on CPUs with AMX or AVX512-BF16 about twice the
+    float32 rate: an update of ``train.dmc``'s default network on 512 samples 16.4 -> 7.8 ms
+    on an Intel Xeon with AMX), else a context that changes nothing."""
+    import torch
+
+    check_train_dtype(train_dtype)
+    dev = torch.device(device).type
+    return torch.autocast(dev, dtype=torch.bfloat16, enabled=train_dtype == "bfloat16")
+
+
+def _bump_versions(opt, args, kwargs) -> None:
+    """A step post-hook: the fused Adam kernel writes the parameters without bumping torch's
+    version counters, which caches keyed on them (``train.dmc.FactoredScorer``,
+    ``train.quant.Int8Body``) read as "the weights changed"."""
+    from torch.autograd.graph import increment_version
+
+    increment_version([p for g in opt.param_groups for p in g["params"]])
+
+
+def make_adam(params, lr: float):
+    """``torch.optim.Adam(params, lr)``, fused into one kernel where the build supports it
+    (on a CPU 0.6 ms a step for ``train.dmc``'s default network against 1.6-2.5 ms for the
+    per-tensor loop; the same arithmetic, float32 rounding aside), else the per-tensor loop.
+    After each fused step the parameters' version counters are bumped, as every other
+    optimizer's in-place update does."""
+    import torch
+
+    params = list(params)
+    try:
+        opt = torch.optim.Adam(params, lr=lr, fused=True)
+    except (RuntimeError, TypeError, ValueError):  # an older torch or an unsupported device
+        return torch.optim.Adam(params, lr=lr)
+    opt.register_step_post_hook(_bump_versions)
+    return opt
+
+
 def optimizer_step(trainer: Any, loss, clip: float) -> None:
     """One step of ``trainer.opt`` on ``loss``: gradients cleared, backpropagated, clipped to
     norm ``clip`` over ``trainer.net``'s parameters, applied; ``counters["updates"]`` + 1."""

@@ -97,8 +97,9 @@ from torch.nn import functional as F
 
 from cardenvs.arena import agents_module, import_agents
 from .common import (
-    SessionBar, StopSignals, append_csv, check_common, eval_interval_s, evaluate_network,
-    finish, game_dims, load_checkpoint, optimizer_step, parse_hidden, parse_names, parse_scale,
+    TRAIN_DTYPES, SessionBar, StopSignals, append_csv, check_common, check_train_dtype,
+    eval_interval_s, evaluate_network, finish, game_dims, learner_autocast, load_checkpoint,
+    make_adam, optimizer_step, parse_hidden, parse_names, parse_scale,
     print_stopped, run_parser, run_session, save_atomic, torch_device, truncate_csv,
     write_config,
 )
@@ -171,6 +172,7 @@ class Config:
     backend: str = "process"
     ray_address: Optional[str] = None
     act_dtype: str = "float32"
+    train_dtype: str = "float32"
 
     def eval_interval_s(self) -> float:
         return eval_interval_s(self.minutes, self.eval_minutes, 6.0)
@@ -207,6 +209,7 @@ def _check_config(cfg: Config) -> None:
     if not isinstance(cfg.actors, int) or cfg.actors < 0:
         raise ValueError(f"actors must be an int >= 0, got {cfg.actors!r}")
     act_dtype(cfg.act_dtype)
+    check_train_dtype(cfg.train_dtype)
     if cfg.act_dtype != "float32" and cfg.engine != "vector":
         raise ValueError(f"act_dtype {cfg.act_dtype!r} needs the vector engine (--engine vector)")
     if cfg.backend not in ("process", "ray"):
@@ -714,7 +717,7 @@ class DMC:
         self.obs_dim, self.feat_dim = game_dims(g)
         self.net = QNet(self.obs_dim, self.feat_dim, cfg.hidden).to(self.device)
         self.opp_net = copy.deepcopy(self.net).eval()
-        self.opt = torch.optim.Adam(self.net.parameters(), lr=cfg.lr)
+        self.opt = make_adam(self.net.parameters(), cfg.lr)
         self.pool: list[dict] = []
         self.opp_index = -1
         self.counters = {"decisions": 0, "samples": 0, "games": 0, "updates": 0, "train_s": 0.0,
@@ -876,7 +879,8 @@ class DMC:
         feats = torch.from_numpy(self.game.action_features(act)).to(dev)
         o = torch.from_numpy(obs).to(dev)
         t = torch.from_numpy(tgt).to(dev)
-        q = self.net(o, feats, torch.arange(len(act), device=dev))
+        with learner_autocast(dev, self.cfg.train_dtype):
+            q = self.net(o, feats, torch.arange(len(act), device=dev)).float()
         loss = F.mse_loss(q, t)
         optimizer_step(self, loss, self.cfg.grad_clip)
         self._loss_sum += float(loss.detach())
@@ -917,7 +921,9 @@ class DMC:
         ids = np.concatenate([act, alt[rows, cols]])
         owner = np.concatenate([np.arange(B), rows])
         feats = torch.from_numpy(self.game.action_features(ids)).to(dev)
-        q_all = self.net(torch.from_numpy(obs).to(dev), feats, torch.from_numpy(owner).to(dev))
+        with learner_autocast(dev, cfg.train_dtype):
+            q_all = self.net(torch.from_numpy(obs).to(dev), feats,
+                             torch.from_numpy(owner).to(dev)).float()
         q = q_all[:B]
         mse = F.mse_loss(q, torch.from_numpy(tgt).to(dev))
         loss = mse
@@ -1452,7 +1458,11 @@ def build_parser() -> argparse.ArgumentParser:
                    help="dtype self-play scores in: float32, or bfloat16 for the layers after "
                         "the first (about 3x the matmul rate on CPUs with AVX512-BF16 or AMX, "
                         "slower on others), or int8 (integer matmuls, train.quant: about 2x "
-                        "bfloat16's rate with AVX512-VNNI; CPU only); the learner stays float32")
+                        "bfloat16's rate with AVX512-VNNI; CPU only); the learner: --train-dtype")
+    p.add_argument("--train-dtype", default=d.train_dtype, choices=TRAIN_DTYPES,
+                   help="the learner's forward matmuls: float32, or bfloat16 (torch.autocast; the "
+                        "weights, Adam and the loss stay float32): about 2x the update rate on "
+                        "CPUs with AMX or AVX512-BF16, slower on others")
     p.add_argument("--actors", type=int, default=d.actors,
                    help="self-play in this many separate processes (0: in this process)")
     p.add_argument("--backend", default=d.backend, choices=("process", "ray"),
@@ -1482,7 +1492,8 @@ def config_from_args(a: argparse.Namespace) -> Config:
         teacher_mix=a.teacher_mix, teacher_minutes=a.teacher_minutes, teacher_updates=a.teacher_updates,
         teacher_margin=a.teacher_margin, teacher_margin_weight=a.teacher_margin_weight,
         replay=a.replay, replay_size=a.replay_size, engine=a.engine, actors=a.actors, init=a.init,
-        backend=a.backend, ray_address=a.ray_address, act_dtype=a.act_dtype)
+        backend=a.backend, ray_address=a.ray_address, act_dtype=a.act_dtype,
+        train_dtype=a.train_dtype)
 
 
 def main(argv: Optional[Sequence[str]] = None) -> int:

@@ -75,8 +75,9 @@ from cardenvs.core.state import LANDLORD, P_PLAY, PHASE
 from cardenvs.vector import VectorGame
 
 from .common import (
-    SessionBar, StopSignals, add_iteration_args, append_csv, end_session, load_checkpoint,
-    plot_eval, run_command, run_parser, run_session, save_atomic, truncate_csv, write_config,
+    TRAIN_DTYPES, SessionBar, StopSignals, add_iteration_args, append_csv, check_train_dtype,
+    end_session, learner_autocast, load_checkpoint, plot_eval, run_command, run_parser,
+    run_session, save_atomic, truncate_csv, write_config,
 )
 from .dmc import QNet, export_weights
 from .exit import load_numpy_weights
@@ -89,9 +90,6 @@ OPPONENT = "heuristic"
 #: the seed of the evaluation deals is ``EVAL_SEED + seed``
 EVAL_SEED = 10**9 + 7
 LINEUPS = ("single", "all")
-#: the dtypes of the learner's matmuls (``bfloat16``: ``torch.autocast``; the weights, Adam's
-#: state and the loss stay float32)
-TRAIN_DTYPES = ("float32", "bfloat16")
 #: the opponents besides a weight file's path (``--opponents``)
 OPPONENT_NAMES = (OPPONENT, "init", "self")
 
@@ -154,8 +152,7 @@ def _check(cfg: FinetuneConfig) -> None:
         raise ValueError("eval_deals must be 0 (no evaluation) or >= 2 (for an interval)")
     if cfg.lineups not in LINEUPS:
         raise ValueError(f"lineups must be one of {LINEUPS}, got {cfg.lineups!r}")
-    if cfg.train_dtype not in TRAIN_DTYPES:
-        raise ValueError(f"train_dtype must be one of {TRAIN_DTYPES}, got {cfg.train_dtype!r}")
+    check_train_dtype(cfg.train_dtype)
     opponent_list(cfg.opponents)
     for name in ("lr", "temperature", "clip", "minutes"):
         v = getattr(cfg, name)
@@ -512,7 +509,6 @@ class Finetune:
         cfg, g, net = self.cfg, self.game, self.net
         sizes, ids, choice = data["sizes"], data["ids"], data["choice"]
         N = len(sizes)
-        bf16 = cfg.train_dtype == "bfloat16"
         perm = rng.permutation(N)
         for b in range(0, N, cfg.minibatch):
             idx = perm[b:b + cfg.minibatch]
@@ -521,7 +517,7 @@ class Finetune:
             own = np.repeat(np.arange(len(idx)), k)
             col = np.concatenate([np.arange(x) for x in k])
             ctx = None if data["ctx"] is None else torch.from_numpy(data["ctx"][pos])
-            with torch.autocast("cpu", dtype=torch.bfloat16, enabled=bf16):
+            with learner_autocast("cpu", cfg.train_dtype):
                 q = net(torch.from_numpy(data["obs"][idx].astype(np.float32)),
                         torch.from_numpy(g.action_features(ids[pos])), torch.from_numpy(own),
                         ctx).float()
