@@ -116,7 +116,8 @@ def breakdown(game: str, envs: int, steps: int, repeats: int) -> dict:
 def main(argv=None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--games", default="wakeng,doudizhu")
-    p.add_argument("--envs", type=int, default=256)
+    p.add_argument("--envs", type=int, default=512,
+                   help="games (benchmarks.selfplay's int8 actors run --envs-large, 512)")
     p.add_argument("--steps", type=int, default=200)
     p.add_argument("--repeats", type=int, default=3)
     p.add_argument("--out", default=os.path.join("benchmarks", "selfplay_breakdown.md"))
