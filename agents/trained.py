@@ -165,6 +165,20 @@ def _entries(o, prev, fresh, idx, val):
 _BLOCK = 16
 
 
+@njit(cache=True, inline="always")
+def _diff_span(o, prev, lo, hi, idx, val, k):
+    """The nonzero entries of ``o[lo:hi] - prev[lo:hi]`` appended to ``idx, val`` after the
+    first ``k``; ``prev[lo:hi]`` brought up to ``o``'s; the new count."""
+    for d in range(lo, hi):
+        v = o[d] - prev[d]
+        if v != 0.0:
+            idx[k] = d
+            val[k] = v
+            k += 1
+        prev[d] = o[d]
+    return k
+
+
 @njit(cache=True)
 def _changed_entries(o, prev, ob, pb, idx, val):
     """The nonzero entries of ``o - prev`` into ``idx, val`` (their count), and ``prev``
@@ -181,21 +195,8 @@ def _changed_entries(o, prev, ob, pb, idx, val):
         for j in range(_BLOCK):  # a fixed trip count: vectorized
             x |= ob[s + j] ^ pb[s + j]
         if x != 0:
-            for d in range(s, s + _BLOCK):
-                v = o[d] - prev[d]
-                if v != 0.0:
-                    idx[k] = d
-                    val[k] = v
-                    k += 1
-                prev[d] = o[d]
-    for d in range(full, D):
-        v = o[d] - prev[d]
-        if v != 0.0:
-            idx[k] = d
-            val[k] = v
-            k += 1
-        prev[d] = o[d]
-    return k
+            k = _diff_span(o, prev, s, s + _BLOCK, idx, val, k)
+    return _diff_span(o, prev, full, D, idx, val, k)
 
 
 @njit(cache=True)
