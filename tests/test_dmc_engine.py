@@ -45,9 +45,11 @@ def test_a_few_seconds_of_training_beat_random(tmp_path, train_dtype):
     assert all(p.dtype == torch.float32 for p in t.net.parameters())
 
 
-def test_learner_dtype_is_checked(tmp_path):
+def test_learner_dtype_and_sync_seconds_are_checked(tmp_path):
     with pytest.raises(ValueError, match="train_dtype must be one of float32, bfloat16, got 'float16'"):
         DMC(_cfg(tmp_path, train_dtype="float16"))
+    with pytest.raises(ValueError, match="sync_seconds must be None or a number >= 0, got -1"):
+        DMC(_cfg(tmp_path, sync_seconds=-1))
 
 
 def test_fused_adam_bumps_versions_and_matches_the_plain_one():

@@ -243,3 +243,35 @@ def test_actor_pool_batches_equal_an_in_process_engine():
     with pytest.raises(ValueError, match="slots"):
         ActorPool("wakeng", {}, net, net, actors=1, n=4, seed=0, eps=0.0, scale=1.0,
                   pool_frac=0.0, batch=8, slots=0)
+
+
+def test_actor_pool_publishes_the_weights_at_most_every_sync_seconds():
+    """``ActorPool(sync_seconds=S)``: the learner's weights go to the shared network (its
+    version counter, which the actors watch, + 1) at the first :meth:`publish` and then only
+    once ``S`` seconds have passed, or when forced; a new opponent always; ``S = 0`` (the
+    default) publishes every call.  No actor process is started (``actors=0``)."""
+    torch = pytest.importorskip("torch")
+    from train.dmc import QNet
+    from train.selfplay import ActorPool
+
+    game = make_game("wakeng")
+    net = QNet(game.layout.size, game.action_features(np.zeros(1, np.int64)).shape[1], (16,))
+    kw = dict(actors=0, n=4, seed=0, eps=0.0, scale=1.0, pool_frac=0.0, batch=8)
+    slow = ActorPool("wakeng", {}, net, net, sync_seconds=3600.0, **kw)
+    with torch.no_grad():
+        net.layers[0].weight.add_(1.0)
+    slow.publish(net=net)
+    assert slow.version.value == 1 and torch.equal(slow.net.layers[0].weight, net.layers[0].weight)
+    with torch.no_grad():
+        net.layers[0].weight.add_(1.0)
+    slow.publish(net=net, opp_net=net)
+    assert slow.version.value == 1 and slow.opp_version.value == 1
+    assert not torch.equal(slow.net.layers[0].weight, net.layers[0].weight)  # not sent yet
+    slow.publish(net=net, force=True)
+    assert slow.version.value == 2 and torch.equal(slow.net.layers[0].weight, net.layers[0].weight)
+    every = ActorPool("wakeng", {}, net, net, **kw)
+    for _ in range(3):
+        every.publish(net=net)
+    assert every.version.value == 3
+    with pytest.raises(ValueError, match="sync_seconds"):
+        ActorPool("wakeng", {}, net, net, sync_seconds=-1.0, **kw)

@@ -15,19 +15,21 @@ drives any :class:`cardenvs.core.game.Game` through its methods (``new_state``, 
   step scores every game's legal actions in one batched forward pass per network (positions
   with one legal action are played without the network and not learned from).  With
   ``--actors K`` the self-play runs in ``K`` separate processes (:class:`train.selfplay.ActorPool`,
-  shared-memory copies of the network refreshed after every update) and this process only
-  learns; the run is then not bit-reproducible (the batches' order depends on timing).
+  shared-memory copies of the network refreshed at most every ``--sync-seconds``: 0.1 s,
+  0 for after every update) and this process only learns; the run is then not bit-reproducible (the batches' order depends on timing).
   ``--backend ray`` runs the actors as Ray core actors instead (:mod:`train.ray_actors`: one
   machine or a cluster, ``--ray-address``).  ``--engine lockstep`` is the former path, kept as
   the comparison baseline: the games stepped one by one from Python
   (``Game.legal``/``step``/``encode`` per game).  ``--act-dtype bfloat16`` scores self-play's
-  moves with the layers after the first in bfloat16 (:class:`FactoredScorer`; the learner
-  stays float32): on CPUs with bfloat16 dot products (AVX512-BF16, AMX) the matmuls run about
+  moves with the layers after the first in bfloat16 (:class:`FactoredScorer`; the learner's
+  dtype is ``--train-dtype``): on CPUs with bfloat16 dot products (AVX512-BF16, AMX) the matmuls run about
   3x as fast (``benchmarks/selfplay.md``); on others it is slower.  ``--act-dtype int8``
   scores them with integer matmuls (:mod:`train.quant`: int8 activations with a scale per
   scored action, int8 weights with a scale per output channel; CPU only): about twice
   bfloat16's matmul rate with AVX512-VNNI, scores within 3% of float32's spread (the most
-  measured on shipped networks: 2.7%).
+  measured on shipped networks: 2.7%).  ``--train-dtype bfloat16`` runs the learner's
+  forward under ``torch.autocast`` (the weights, Adam and the loss stay float32): an update
+  took 7.8 ms instead of 16.4 on a CPU with AMX.  Adam is fused (``train.common.make_adam``).
 * **Warm start** (``--init FILE``): the network starts from the weights of a ``train.dmc``
   weight file of the same shape (e.g. a shipped network-only agent) and trains with its
   reward scale; the exported file's ``train_minutes`` counts this run only.
@@ -116,6 +118,12 @@ _SEED_MAX = 2**62
 # ---------------------------------------------------------------------------------------------
 # configuration
 # ---------------------------------------------------------------------------------------------
+#: how often the actors get the learner's weights at most (``--sync-seconds``), per backend:
+#: local processes every 0.1 s (after every update, 81 a second, wakeng 3 min, 2 int8 actors,
+#: bfloat16 learner: 14,258 updates; every 0.1 s: 17,423, the copy and the actors' new int8
+#: weights no longer every step), Ray every second (a ``ray.put`` and a message per actor)
+SYNC_SECONDS = {"process": 0.1, "ray": 1.0}
+
 #: the values of ``Config.act_dtype`` / ``--act-dtype``: the dtype self-play scores in
 ACT_DTYPES = ("float32", "bfloat16", "int8")
 
@@ -173,6 +181,7 @@ class Config:
     ray_address: Optional[str] = None
     act_dtype: str = "float32"
     train_dtype: str = "float32"
+    sync_seconds: Optional[float] = None
 
     def eval_interval_s(self) -> float:
         return eval_interval_s(self.minutes, self.eval_minutes, 6.0)
@@ -210,6 +219,9 @@ def _check_config(cfg: Config) -> None:
         raise ValueError(f"actors must be an int >= 0, got {cfg.actors!r}")
     act_dtype(cfg.act_dtype)
     check_train_dtype(cfg.train_dtype)
+    if cfg.sync_seconds is not None and not (isinstance(cfg.sync_seconds, (int, float))
+                                             and cfg.sync_seconds >= 0):
+        raise ValueError(f"sync_seconds must be None or a number >= 0, got {cfg.sync_seconds!r}")
     if cfg.act_dtype != "float32" and cfg.engine != "vector":
         raise ValueError(f"act_dtype {cfg.act_dtype!r} needs the vector engine (--engine vector)")
     if cfg.backend not in ("process", "ray"):
@@ -1012,6 +1024,8 @@ class DMC:
             kw = dict(actors=cfg.actors, n=cfg.envs, seed=seed % 2**31, eps=self.eps_slot,
                       scale=self.scale, pool_frac=cfg.pool_frac, batch=cfg.batch,
                       dtype=cfg.act_dtype)
+            kw["sync_seconds"] = float(cfg.sync_seconds if cfg.sync_seconds is not None
+                                       else SYNC_SECONDS[cfg.backend])
             if cfg.backend == "ray":
                 from .ray_actors import RayActorPool
 
@@ -1465,6 +1479,9 @@ def build_parser() -> argparse.ArgumentParser:
                         "CPUs with AMX or AVX512-BF16, slower on others")
     p.add_argument("--actors", type=int, default=d.actors,
                    help="self-play in this many separate processes (0: in this process)")
+    p.add_argument("--sync-seconds", type=float, default=d.sync_seconds,
+                   help="the actors get the learner's weights at most every this many seconds "
+                        "(0: after every update; default: 0.1 with --backend process, 1 with ray)")
     p.add_argument("--backend", default=d.backend, choices=("process", "ray"),
                    help="where the --actors run: local processes, or Ray actors (train.ray_actors: "
                         "one machine or a cluster)")
@@ -1493,7 +1510,7 @@ def config_from_args(a: argparse.Namespace) -> Config:
         teacher_margin=a.teacher_margin, teacher_margin_weight=a.teacher_margin_weight,
         replay=a.replay, replay_size=a.replay_size, engine=a.engine, actors=a.actors, init=a.init,
         backend=a.backend, ray_address=a.ray_address, act_dtype=a.act_dtype,
-        train_dtype=a.train_dtype)
+        train_dtype=a.train_dtype, sync_seconds=a.sync_seconds)
 
 
 def main(argv: Optional[Sequence[str]] = None) -> int:

@@ -49,6 +49,7 @@ from __future__ import annotations
 
 import os
 import queue as _queue
+import time
 from dataclasses import dataclass
 from typing import Any, Callable, Iterator, Optional, Union
 
@@ -654,7 +655,7 @@ class ActorPool:
 
     def __init__(self, game: str, options: dict, net, opp_net, *, actors: int, n: int, seed: int,
                  eps, scale: float, pool_frac: float, batch: int, threads: int = 1, fast: bool = True,
-                 dtype: str = "float32", slots: int = 4):
+                 dtype: str = "float32", slots: int = 4, sync_seconds: float = 0.0):
         import copy
 
         import torch
@@ -664,6 +665,10 @@ class ActorPool:
         scoring_dtype(dtype, fast, " (fast=True)")
         if not isinstance(slots, int) or slots < 1:
             raise ValueError(f"slots must be an int >= 1, got {slots!r}")
+        if not sync_seconds >= 0:
+            raise ValueError(f"sync_seconds must be >= 0, got {sync_seconds!r}")
+        self.sync_seconds = float(sync_seconds)
+        self._last_sync = -float("inf")
         ctx = mp.get_context("spawn")
         self.net = copy.deepcopy(net).cpu().share_memory()
         self.opp_net = copy.deepcopy(opp_net).cpu().share_memory()
@@ -691,15 +696,18 @@ class ActorPool:
             p.start()
             self.procs.append(p)
 
-    def publish(self, net=None, opp_net=None) -> None:
-        """Copy the learner's weights (and a new opponent) into the shared networks."""
+    def publish(self, net=None, opp_net=None, force: bool = False) -> None:
+        """Copy the learner's weights into the shared network (at most every
+        :attr:`sync_seconds` unless ``force``; 0: every call), and a new opponent (always)."""
         import torch
 
         with torch.no_grad():
-            if net is not None:
+            now = time.perf_counter()
+            if net is not None and (force or now - self._last_sync >= self.sync_seconds):
                 for a, b in zip(self.net.parameters(), net.parameters()):
                     a.copy_(b.detach().cpu())
                 self.version.value += 1
+                self._last_sync = now
             if opp_net is not None:
                 for a, b in zip(self.opp_net.parameters(), opp_net.parameters()):
                     a.copy_(b.detach().cpu())
