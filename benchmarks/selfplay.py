@@ -14,8 +14,8 @@ times round-robin (every path sees the same machine load; the best repeat is kep
   ``train.dmc``'s default shape, untrained, batched forward per step) scoring with
   ``QNet.forward`` as before the factored scorer - today's baseline; the same loop with
   :class:`train.dmc.FactoredScorer`, and with ``--envs-large`` games (so the engine's larger
-  batches are set beside the former loop's with as many games: 1.05-1.08x its rate at 256 or
-  512 games in Wakeng);
+  batches are set beside the former loop's with as many games: 1.04-1.11x its rate at 256 or
+  512 games);
 * ``engine``: ``DMC(engine="vector").engine_step()``: the same network and games on
   :class:`train.selfplay.SelfPlay` in this process, scoring with ``QNet.forward``, and with
   ``--envs-large`` games;

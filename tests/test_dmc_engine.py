@@ -76,6 +76,12 @@ def test_fused_adam_bumps_versions_and_matches_the_plain_one():
     for a, b, a0 in zip(nets[0].parameters(), nets[1].parameters(), start):
         assert (a - a0).abs().max() > 0.01  # 50 steps of 1e-2 moved them
         torch.testing.assert_close(a, b, rtol=1e-4, atol=1e-5)
+    # a checkpoint of the plain Adam (an older run's) resumes into the fused one, still fused
+    from train.common import load_optimizer_state
+
+    load_optimizer_state(opts[0], opts[1].state_dict())
+    assert opts[0].param_groups[0]["fused"] is True
+    assert opts[0].state_dict()["state"][0]["step"] == 50
 
 
 def test_duplicate_returns_match_a_game_by_game_replay(tmp_path):

@@ -351,6 +351,15 @@ def make_adam(params, lr: float):
     return opt
 
 
+def load_optimizer_state(opt, state: dict) -> None:
+    """``opt.load_state_dict(state)`` keeping ``opt``'s implementation (fused or not): a
+    checkpoint's parameter groups carry the flags of the optimizer that wrote it."""
+    keep = [{k: g.get(k) for k in ("fused", "foreach")} for g in opt.param_groups]
+    opt.load_state_dict(state)
+    for g, flags in zip(opt.param_groups, keep):
+        g.update(flags)
+
+
 def optimizer_step(trainer: Any, loss, clip: float) -> None:
     """One step of ``trainer.opt`` on ``loss``: gradients cleared, backpropagated, clipped to
     norm ``clip`` over ``trainer.net``'s parameters, applied; ``counters["updates"]`` + 1."""

@@ -101,7 +101,7 @@ from cardenvs.arena import agents_module, import_agents
 from .common import (
     TRAIN_DTYPES, SessionBar, StopSignals, append_csv, check_common, check_train_dtype,
     eval_interval_s, evaluate_network, finish, game_dims, learner_autocast, load_checkpoint,
-    make_adam, optimizer_step, parse_hidden, parse_names, parse_scale,
+    load_optimizer_state, make_adam, optimizer_step, parse_hidden, parse_names, parse_scale,
     print_stopped, run_parser, run_session, save_atomic, torch_device, truncate_csv,
     write_config,
 )
@@ -795,7 +795,7 @@ class DMC:
 
     def _load(self, ckpt: dict) -> None:
         self.net.load_state_dict(ckpt["net"])
-        self.opt.load_state_dict(ckpt["optimizer"])
+        load_optimizer_state(self.opt, ckpt["optimizer"])
         self.pool = [{k: v.to(self.device) for k, v in sd.items()} for sd in ckpt["pool"]]
         self.opp_index = ckpt["opp_index"]
         if self.opp_index >= 0:

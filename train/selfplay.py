@@ -665,8 +665,8 @@ class ActorPool:
         scoring_dtype(dtype, fast, " (fast=True)")
         if not isinstance(slots, int) or slots < 1:
             raise ValueError(f"slots must be an int >= 1, got {slots!r}")
-        if not sync_seconds >= 0:
-            raise ValueError(f"sync_seconds must be >= 0, got {sync_seconds!r}")
+        if isinstance(sync_seconds, bool) or not isinstance(sync_seconds, (int, float)) or not sync_seconds >= 0:
+            raise ValueError(f"sync_seconds must be a number >= 0, got {sync_seconds!r}")
         self.sync_seconds = float(sync_seconds)
         self._last_sync = -float("inf")
         ctx = mp.get_context("spawn")
