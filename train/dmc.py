@@ -16,15 +16,16 @@ drives any :class:`cardenvs.core.game.Game` through its methods (``new_state``, 
   with one legal action are played without the network and not learned from).  With
   ``--actors K`` the self-play runs in ``K`` separate processes (:class:`train.selfplay.ActorPool`,
   shared-memory copies of the network refreshed at most every ``--sync-seconds``: 0.1 s,
-  0 for after every update) and this process only learns; the run is then not bit-reproducible (the batches' order depends on timing).
+  0 for after every update) and this process only learns; the run is then not
+  bit-reproducible (the batches' order depends on timing).
   ``--backend ray`` runs the actors as Ray core actors instead (:mod:`train.ray_actors`: one
   machine or a cluster, ``--ray-address``).  ``--engine lockstep`` is the former path, kept as
   the comparison baseline: the games stepped one by one from Python
   (``Game.legal``/``step``/``encode`` per game).  ``--act-dtype bfloat16`` scores self-play's
   moves with the layers after the first in bfloat16 (:class:`FactoredScorer`; the learner's
-  dtype is ``--train-dtype``): on CPUs with bfloat16 dot products (AVX512-BF16, AMX) the matmuls run about
-  3x as fast (``benchmarks/selfplay.md``); on others it is slower.  ``--act-dtype int8``
-  scores them with integer matmuls (:mod:`train.quant`: int8 activations with a scale per
+  dtype is ``--train-dtype``): on CPUs with bfloat16 dot products (AVX512-BF16, AMX) the
+  matmuls run about 3x as fast (``benchmarks/selfplay.md``); on others it is slower.
+  ``--act-dtype int8`` scores them with integer matmuls (:mod:`train.quant`: int8 activations with a scale per
   scored action, int8 weights with a scale per output channel; CPU only): about twice
   bfloat16's matmul rate with AVX512-VNNI, scores within 3% of float32's spread (the most
   measured on shipped networks: 2.7%).  ``--train-dtype bfloat16`` runs the learner's
@@ -106,7 +107,7 @@ from .common import (
     write_config,
 )
 from .quant import padded_rows
-from .selfplay import _as_numpy
+from .selfplay import _as_numpy, check_sync_seconds
 
 # the agents package beside this one: ``agents`` in a checkout, ``cardenvs.agents`` installed
 _trained = agents_module("trained")
@@ -219,9 +220,7 @@ def _check_config(cfg: Config) -> None:
         raise ValueError(f"actors must be an int >= 0, got {cfg.actors!r}")
     act_dtype(cfg.act_dtype)
     check_train_dtype(cfg.train_dtype)
-    if cfg.sync_seconds is not None and not (isinstance(cfg.sync_seconds, (int, float))
-                                             and cfg.sync_seconds >= 0):
-        raise ValueError(f"sync_seconds must be None or a number >= 0, got {cfg.sync_seconds!r}")
+    check_sync_seconds(cfg.sync_seconds, allow_none=True)
     if cfg.act_dtype != "float32" and cfg.engine != "vector":
         raise ValueError(f"act_dtype {cfg.act_dtype!r} needs the vector engine (--engine vector)")
     if cfg.backend not in ("process", "ray"):

@@ -87,6 +87,9 @@ class RayActorPool:
                  sync_seconds: float = 1.0, dtype: str = "float32"):
         import ray
 
+        from .selfplay import check_sync_seconds
+
+        check_sync_seconds(sync_seconds)  # before a Ray instance is started or joined
         if not ray.is_initialized():
             ray.init(address=address, include_dashboard=False, log_to_driver=False)
         self._ray = ray

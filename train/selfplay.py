@@ -541,6 +541,17 @@ def _score(fn: PolicyFn, obs: np.ndarray, feats: np.ndarray, owner: np.ndarray, 
     return _as_numpy(fn(obs, feats, owner))
 
 
+def check_sync_seconds(value: Any, allow_none: bool = False) -> None:
+    """``ValueError`` unless ``value`` is a number >= 0 (or ``None`` with ``allow_none``): how
+    often at most an actor pool sends the learner's weights (:class:`ActorPool`,
+    ``train.ray_actors.RayActorPool``, ``train.dmc --sync-seconds``)."""
+    if value is None and allow_none:
+        return
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not value >= 0:
+        raise ValueError(f"sync_seconds must be {'None or ' if allow_none else ''}a number >= 0, "
+                         f"got {value!r}")
+
+
 def scoring_dtype(dtype: str, factored: bool, why: str = ""):
     """The torch dtype self-play scores in (:func:`train.dmc.act_dtype`), checked against the
     scorer it will have: ``"int8"`` needs the factored scorer on the CPU (``factored``;
@@ -665,8 +676,7 @@ class ActorPool:
         scoring_dtype(dtype, fast, " (fast=True)")
         if not isinstance(slots, int) or slots < 1:
             raise ValueError(f"slots must be an int >= 1, got {slots!r}")
-        if isinstance(sync_seconds, bool) or not isinstance(sync_seconds, (int, float)) or not sync_seconds >= 0:
-            raise ValueError(f"sync_seconds must be a number >= 0, got {sync_seconds!r}")
+        check_sync_seconds(sync_seconds)
         self.sync_seconds = float(sync_seconds)
         self._last_sync = -float("inf")
         ctx = mp.get_context("spawn")
