@@ -27,9 +27,36 @@ def game_info(game: str):
     return make_game(game).info
 
 
+def _move_generator(game: str):
+    """``fn(counts, prev, tab, opts, out) -> k``: the legal plays of a whole hand against row
+    ``prev`` as the game's env finds them (its registry ``move_generator``, the kernel its
+    ``legal`` calls: Pao De Kuai's keeps its whole-hand-only rows out of a larger hand), or
+    :func:`cardenvs.core.kernels.gen_legal` (the plain scan of the play table)."""
+    ref = _spec(game).move_generator
+    if ref is None:
+        return _plain_generator
+    import importlib
+
+    module, name = ref.split(":")
+    return getattr(importlib.import_module(module), name)
+
+
+def _plain_generator(counts, prev, tab, opts, out) -> int:
+    from .core.kernels import gen_legal
+
+    return gen_legal(counts, prev, tab, out)
+
+
 def legal_moves(game: str, hand: str, prev: str | None = None, *, prev_type: str | None = None,
                 **options) -> list[str]:
     """The distinct card sets of every legal play of ``hand`` (pass excluded).
+
+    ``hand`` is the mover's whole hand, and the plays are those the game's env offers a seat
+    holding it (the same legality code: the game's registered move generator), so rules that
+    depend on the hand hold: Pao De Kuai's short trios and airplanes (``555+3``) are legal only
+    as the whole hand.  Rules that depend on the rest of the position (the first play holding
+    the lead card, the highest single before a one-card 下家, a declarer's top card) are not
+    applied.
 
     Args:
         game: a registry name, e.g. ``"doudizhu"``.
@@ -57,8 +84,6 @@ def legal_moves(game: str, hand: str, prev: str | None = None, *, prev_type: str
         plays.  Raises ``ValueError`` for unknown cards, impossible hands, malformed bracket
         notation, or an ambiguous ``prev``.
     """
-    from .core.kernels import gen_legal
-
     # -- games with their own query (wild jokers): Game.query_moves(hand, prev, prev_type,
     # **query), the query keywords named by the game's ``query_keywords`` ------------------
     keys = getattr(make_game(game), "query_keywords", ()) if options else ()
@@ -85,7 +110,8 @@ def legal_moves(game: str, hand: str, prev: str | None = None, *, prev_type: str
     elif prev_type is not None:
         raise ValueError("prev_type given without prev")
     out = np.empty(len(g.table), np.int64)
-    k = gen_legal(counts, prev_row, g.tab, out)
+    k = _move_generator(game)(np.ascontiguousarray(counts, np.int64), np.int64(prev_row), g.tab,
+                              g.opts, out)
     seen = {}
     for row in out[:k]:
         c = g.table.plays[row].counts
