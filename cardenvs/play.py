@@ -251,31 +251,45 @@ def _public(game, action: int) -> str:
     return f"(a private {block} choice)"
 
 
-def play(game: str, agents="rules", seat: int = 0, seed: Optional[int] = None,
-         options: Optional[dict] = None, input_fn: Optional[Callable[[str], str]] = None,
-         out=None) -> Optional[np.ndarray]:
-    """Play one deal of ``game`` at ``seat`` against agents; returns the rewards per seat
-    (``None`` when the player quits).  ``input_fn`` / ``out`` make it scriptable."""
+def seat_agents(game: str, agents="rules", seat: Optional[int] = 0, seed: Optional[int] = None,
+                options: Optional[dict] = None):
+    """The table of a deal against agents: ``(env, bots, seed)``.
+
+    ``env`` is the AEC env of ``game`` (``illegal="raise"``, with the options the agents need),
+    not reset; ``bots`` maps each seat but ``seat`` (every seat when ``seat`` is ``None``: a
+    game between agents) to ``(spec, agent)``, the specs of ``agents`` (a comma-separated
+    string or a list) taken in turn; ``seed`` is the deal seed (drawn when ``None``), and the
+    agent at seat ``i`` is seeded ``seed + 1 + i``.  A bad game, agent spec, option or seat
+    is a ``ValueError`` / ``TypeError`` naming it."""
     import cardenvs
 
     from .arena import env_for_agents, import_agents
 
-    out = sys.stdout if out is None else out
-    input_fn = input if input_fn is None else input_fn
     if game not in cardenvs.GAMES:
         raise ValueError(f"unknown game {game!r}; choose from: {', '.join(cardenvs.GAMES)}")
     mod = import_agents()
-    names = list(agents) if isinstance(agents, (list, tuple)) else mod.split_agents(agents)
+    if isinstance(agents, (list, tuple)):
+        names = list(agents)
+        for nm in names:
+            if not isinstance(nm, str) or not nm.strip():
+                raise ValueError(f"an agent spec must be a non-empty string, got {nm!r}")
+        names = [nm.strip() for nm in names]
+    elif isinstance(agents, str):
+        names = mod.split_agents(agents)
+    else:
+        raise TypeError(f"agents must be a comma-separated string or a list of specs, got "
+                        f"{type(agents).__name__}")
     if not names:
         raise ValueError("give at least one agent (e.g. agents='rules')")
     env, _ = env_for_agents(game, names, options)
     g = env.unwrapped.game
-    for nm in set(names):
+    for nm in dict.fromkeys(names):
         reason = mod.unsupported(nm, g)
         if reason is not None:
             raise ValueError(f"agent {nm!r} cannot play {game}: {reason}")
     n = g.n_players
-    if isinstance(seat, bool) or not isinstance(seat, int) or not 0 <= seat < n:
+    if seat is not None and (isinstance(seat, bool) or not isinstance(seat, int)
+                             or not 0 <= seat < n):
         raise ValueError(f"seat must be 0..{n - 1}, got {seat!r}")
     if seed is None:
         seed = int(np.random.default_rng().integers(0, 2**31))
@@ -284,6 +298,29 @@ def play(game: str, agents="rules", seat: int = 0, seed: Optional[int] = None,
     for j, i in enumerate(others):
         nm = names[j % len(names)]
         bots[i] = (nm, mod.make_agent(nm, g, seed=seed + 1 + i))
+    return env, bots, seed
+
+
+def agent_move(env, bot) -> int:
+    """The action ``bot`` chooses for the seat to move in ``env`` (its observation, legal
+    actions and info, with the state for the agents that sample worlds)."""
+    obs, _, _, _, info = env.last()
+    return int(bot.act(obs, env.unwrapped.legal_actions(),
+                       policy_info(bot, info, env.unwrapped.state_vec)))
+
+
+def play(game: str, agents="rules", seat: int = 0, seed: Optional[int] = None,
+         options: Optional[dict] = None, input_fn: Optional[Callable[[str], str]] = None,
+         out=None) -> Optional[np.ndarray]:
+    """Play one deal of ``game`` at ``seat`` against agents; returns the rewards per seat
+    (``None`` when the player quits).  ``input_fn`` / ``out`` make it scriptable."""
+    out = sys.stdout if out is None else out
+    input_fn = input if input_fn is None else input_fn
+    if seat is None:
+        raise ValueError("seat must be a seat number, got None")
+    env, bots, seed = seat_agents(game, agents, seat, seed, options)
+    g = env.unwrapped.game
+    n = g.n_players
     print(f"{g.info.title}, seed {seed}: you are player_{seat}; "
           + ", ".join(f"player_{i} = {nm}" for i, (nm, _) in bots.items()), file=out)
     print(HELP, file=out)
@@ -316,7 +353,7 @@ def play(game: str, agents="rules", seat: int = 0, seed: Optional[int] = None,
                 env.step(a)
                 continue
             nm, bot = bots[i]
-            a = bot.act(obs, legal, policy_info(bot, info, env.unwrapped.state_vec))
+            a = agent_move(env, bot)
             print(f"player_{i} ({nm}): {_public(g, a)}", file=out)
             env.step(a)
     except KeyboardInterrupt:
