@@ -1,0 +1,226 @@
+"""``cardenvs serve``: the web app, a Starlette application served by uvicorn.
+
+Routes: ``/`` (the page), ``/static/...`` (its script and style sheets, from this package:
+no CDN, the page works offline), ``/api/games`` (the games, their options and the agents,
+as JSON) and the websocket ``/ws``.  Each websocket connection is one browser session with
+its own :class:`~cardenvs.web.session.GameSession`.  Messages are JSON objects with a
+``type``:
+
+from the browser
+  ``start`` (``game``, ``options``, ``seat``: a seat number or ``null`` to watch, ``agents``:
+  a spec per seat or a comma-separated string, ``seed``, ``delay``), ``act`` (``id``: an
+  action id, ``turn``: the turn it answers), ``speed`` (``delay`` in seconds), ``pause``,
+  ``resume``;
+from the server
+  ``state`` (:meth:`GameSession.view`) after every move, ``error`` (``message``) for a bad
+  spec, option or move (the game is unchanged and the server keeps running).
+
+The agents' moves are computed in worker threads, one move at a time per session, and each is
+sent ``delay`` seconds after the previous message (``0.6`` s by default: the time to see it).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import math
+import time
+from functools import lru_cache
+from pathlib import Path
+from typing import Any, Optional
+
+from starlette.applications import Starlette
+from starlette.concurrency import run_in_threadpool
+from starlette.requests import Request
+from starlette.responses import FileResponse, JSONResponse
+from starlette.routing import Mount, Route, WebSocketRoute
+from starlette.staticfiles import StaticFiles
+from starlette.websockets import WebSocket, WebSocketDisconnect
+
+from .session import GameSession
+
+STATIC = Path(__file__).resolve().parent / "static"
+#: seconds between the agents' moves in play (and watch, unless the browser sets a speed)
+DEFAULT_DELAY = 0.6
+MAX_DELAY = 30.0
+
+log = logging.getLogger("cardenvs.web")
+
+
+@lru_cache(maxsize=1)
+def games_info() -> dict:
+    """What ``/api/games`` answers: per game its title, players, options with their defaults,
+    roles and action blocks; the registered agent names."""
+    import cardenvs
+
+    from ..arena import import_agents
+    from ..replay import ROLE_NAMES
+
+    games = {}
+    for name in cardenvs.GAMES:
+        g = cardenvs.make_game(name)
+        games[name] = {"title": g.info.title, "players": g.n_players, "teams": g.info.teams,
+                       "options": dict(g.info.options), "roles": ROLE_NAMES.get(name),
+                       "blocks": list(g.blocks)}
+    return {"games": games, "agents": list(import_agents().AGENTS)}
+
+
+def _delay(value: Any) -> float:
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not (
+            math.isfinite(value) and 0 <= value <= MAX_DELAY):
+        raise ValueError(f"delay must be a number of seconds in [0, {MAX_DELAY:g}], got {value!r}")
+    return float(value)
+
+
+class Connection:
+    """One websocket: its session, the task playing the agents' moves, the speed."""
+
+    def __init__(self, ws: WebSocket, delay: float):
+        self.ws = ws
+        self.delay = delay
+        self.session: Optional[GameSession] = None
+        self.runner: Optional[asyncio.Task] = None
+        self.lock = asyncio.Lock()  # one use of the session at a time
+        self.send_lock = asyncio.Lock()
+        self.running = asyncio.Event()  # cleared while paused
+        self.running.set()
+
+    async def send(self, msg: dict) -> None:
+        async with self.send_lock:
+            await self.ws.send_text(json.dumps(msg, ensure_ascii=False))
+
+    async def error(self, message: str) -> None:
+        await self.send({"type": "error", "message": message})
+
+    async def serve(self) -> None:
+        await self.ws.accept()
+        try:
+            while True:
+                text = await self.ws.receive_text()
+                try:
+                    msg = json.loads(text)
+                except json.JSONDecodeError:
+                    await self.error("not a JSON message")
+                    continue
+                if not isinstance(msg, dict):
+                    await self.error("a message is a JSON object with a 'type'")
+                    continue
+                try:
+                    await self.handle(msg)
+                except (ValueError, TypeError) as e:
+                    await self.error(str(e))
+        except WebSocketDisconnect:
+            pass
+        finally:
+            await self.stop()
+
+    async def handle(self, msg: dict) -> None:
+        kind = msg.get("type")
+        if kind == "start":
+            await self.start(msg)
+        elif kind == "act":
+            await self.act(msg.get("id"), msg.get("turn"))
+        elif kind == "speed":
+            self.delay = _delay(msg.get("delay"))
+        elif kind == "pause":
+            self.running.clear()
+        elif kind == "resume":
+            self.running.set()
+        else:
+            raise ValueError(f"unknown message type {kind!r}; expected start, act, speed, "
+                             f"pause or resume")
+
+    async def stop(self) -> None:
+        """End the agents' task (after the move in progress, which finishes in its thread)."""
+        if self.runner is not None:
+            self.runner.cancel()
+            try:
+                await self.runner
+            except (asyncio.CancelledError, Exception):
+                pass
+            self.runner = None
+
+    async def start(self, msg: dict) -> None:
+        seat = msg.get("seat", 0)
+        delay = _delay(msg["delay"]) if msg.get("delay") is not None else self.delay
+        await self.stop()
+        try:
+            session = await run_in_threadpool(
+                GameSession, msg.get("game"), msg.get("options") or {}, seat,
+                msg.get("agents", "rules"), msg.get("seed"))
+        except (ValueError, TypeError) as e:
+            raise ValueError(f"cannot start the game: {e}") from None
+        self.session, self.delay = session, delay
+        self.running.set()
+        await self.send(await run_in_threadpool(session.view))
+        self.runner = asyncio.create_task(self.play_agents(session))
+
+    async def act(self, action: Any, turn: Any) -> None:
+        session = self.session
+        if session is None:
+            raise ValueError("no game yet: start one")
+        async with self.lock:
+            await run_in_threadpool(session.act, action, turn)
+            view = await run_in_threadpool(session.view)
+        await self.send(view)
+        await self.stop()
+        self.runner = asyncio.create_task(self.play_agents(session))
+
+    async def play_agents(self, session: GameSession) -> None:
+        """Play the agents' moves until the player's turn or the end, one message each."""
+        loop = asyncio.get_running_loop()
+        last = loop.time()
+        try:
+            while not session.done and not session.players_turn:
+                await self.running.wait()
+                async with self.lock:
+                    await run_in_threadpool(session.agent_step)
+                    view = await run_in_threadpool(session.view)
+                wait = self.delay - (loop.time() - last)
+                if wait > 0:
+                    await asyncio.sleep(wait)
+                await self.running.wait()
+                await self.send(view)
+                last = loop.time()
+        except asyncio.CancelledError:
+            raise
+        except (WebSocketDisconnect, RuntimeError):
+            pass  # the browser went away
+        except Exception as e:  # an agent failed: say so, keep the server up
+            log.exception("agent move failed")
+            try:
+                await self.error(f"an agent failed: {type(e).__name__}: {e}")
+            except Exception:
+                pass
+
+
+def create_app(delay: float = DEFAULT_DELAY) -> Starlette:
+    """The Starlette application; ``delay`` is the default pause before each agent move."""
+    delay = _delay(delay)
+
+    async def index(request: Request):
+        return FileResponse(STATIC / "index.html", media_type="text/html")
+
+    async def games(request: Request):
+        return JSONResponse(await run_in_threadpool(games_info))
+
+    async def ws(websocket: WebSocket):
+        await Connection(websocket, delay).serve()
+
+    return Starlette(routes=[
+        Route("/", index),
+        Route("/api/games", games),
+        WebSocketRoute("/ws", ws),
+        Mount("/static", StaticFiles(directory=STATIC), name="static"),
+    ])
+
+
+def serve(host: str = "127.0.0.1", port: int = 8000, delay: float = DEFAULT_DELAY) -> None:
+    """Run the app with uvicorn on ``host:port`` (``127.0.0.1``: this machine only)."""
+    import uvicorn
+
+    if isinstance(port, bool) or not isinstance(port, int) or not 0 <= port <= 65535:
+        raise ValueError(f"port must be 0..65535, got {port!r}")
+    print(f"cardenvs serve: open http://{host}:{port}/ in a browser (Ctrl-C stops)", flush=True)
+    uvicorn.run(create_app(delay), host=host, port=port, log_level="warning", ws="websockets")

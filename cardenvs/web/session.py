@@ -1,0 +1,247 @@
+"""One game of the web app: a deal (or a Da Niangniang match) against agents, or between agents.
+
+:class:`GameSession` holds the AEC env and the agents (:func:`cardenvs.play.seat_agents`, the
+table ``cardenvs play`` sets up), takes the player's action ids (checked: an id that is not
+legal now, or was sent for an earlier turn, is a ``ValueError`` and the game is unchanged),
+plays the agents' moves one at a time, and describes the table for the browser
+(:meth:`GameSession.view`): the game as a replay (:mod:`cardenvs.replay`'s format, the one the
+replay viewer draws) with what the player may not see hidden, and at the player's turn the
+legal actions with their labels and the cards each card play takes from the hand.
+
+Nothing here needs the web stack: :mod:`cardenvs.web.server` runs sessions in its worker
+threads, one session per browser connection.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Optional, Union
+
+import numpy as np
+
+from ..core.state import hand_off
+from ..play import PUBLIC_BLOCKS, _card_field, _public, _wild_slots, agent_move, seat_agents
+from ..replay import _phase_names, _public as _public_state, _zones, dumps, play_cards, replay_of
+
+#: what a card the viewer cannot see is written as in the replays a player receives
+HIDDEN = "?"
+
+
+class GameSession:
+    """A game in the browser.  ``seat`` is the player's seat, ``None`` to watch agents play
+    every seat; ``agents`` (a comma-separated string or a list of specs) fill the other seats
+    in turn; ``seed`` fixes the deal (drawn when ``None``).  Bad arguments are a
+    ``ValueError`` / ``TypeError`` naming what is wrong (:func:`cardenvs.play.seat_agents`)."""
+
+    def __init__(self, game: str, options: Optional[dict] = None, seat: Optional[int] = 0,
+                 agents: Union[str, list] = "rules", seed: Optional[int] = None):
+        if options is not None and not isinstance(options, dict):
+            raise TypeError(f"options must be an object of game options, got "
+                            f"{type(options).__name__}")
+        if seed is not None and (isinstance(seed, bool) or not isinstance(seed, int)
+                                 or not 0 <= seed < 2**31):
+            raise ValueError(f"seed must be an int in [0, 2**31), got {seed!r}")
+        self.env, self.bots, self.seed = seat_agents(game, agents, seat, seed, options)
+        self.name = game
+        self.seat = seat
+        self.game = self.env.unwrapped.game
+        n = self.game.n_players
+        self.players = ["you" if i == seat else self.bots[i][0] for i in range(n)]
+        self._index = {a: i for i, a in enumerate(self.env.possible_agents)}
+        self.env.reset(seed=self.seed)
+        self._advance()
+
+    # -- where the game stands --------------------------------------------------------------------
+
+    def _advance(self) -> None:
+        """Step past the seats whose game is over (PettingZoo's ``step(None)``)."""
+        env = self.env
+        while env.agents and (env.terminations[env.agent_selection]
+                              or env.truncations[env.agent_selection]):
+            env.step(None)
+
+    @property
+    def done(self) -> bool:
+        """Whether the game (the deal, or the whole match) is over."""
+        return not self.env.agents
+
+    @property
+    def to_move(self) -> Optional[int]:
+        """The seat to move (``None`` when the game is over)."""
+        return None if self.done else self._index[self.env.agent_selection]
+
+    @property
+    def turn(self) -> int:
+        """The number of actions played so far (the player's action names the turn it answers)."""
+        return len(self.env.unwrapped.history)
+
+    @property
+    def players_turn(self) -> bool:
+        """Whether the player (not an agent) is to move."""
+        return self.seat is not None and self.to_move == self.seat
+
+    # -- moves ------------------------------------------------------------------------------------
+
+    def act(self, action: Any, turn: Any) -> int:
+        """Play the player's ``action`` (an id) chosen at ``turn``; ``ValueError`` saying why
+        when it is not the player's turn, ``turn`` is not the current one (a stale message)
+        or the id is not a legal action now: the game is unchanged then."""
+        for what, v in (("action id", action), ("turn", turn)):
+            if isinstance(v, bool) or not isinstance(v, int):
+                raise ValueError(f"the {what} must be an integer, got {v!r}")
+        if self.done:
+            raise ValueError("the game is over: start a new one")
+        if self.seat is None:
+            raise ValueError("you are watching: the agents play every seat")
+        if not self.players_turn:
+            raise ValueError(f"it is not your turn (player_{self.to_move} is to move)")
+        if turn != self.turn:
+            raise ValueError(f"that move was for turn {turn}, but the game is at turn "
+                             f"{self.turn}: the table has changed (a stale message)")
+        legal = self.env.unwrapped.legal_actions()
+        if action not in set(legal.tolist()):
+            shown = (f" ({self.game.action_to_string(action)!r})"
+                     if 0 <= action < self.game.n_actions else "")
+            raise ValueError(f"action {action}{shown} is not a legal move now")
+        self.env.step(int(action))
+        self._advance()
+        return int(action)
+
+    def agent_step(self) -> tuple[int, int]:
+        """Let the agent to move play; ``(seat, action)``.  ``ValueError`` at the player's
+        turn or after the game."""
+        if self.done or self.players_turn:
+            raise ValueError("no agent is to move")
+        seat = self.to_move
+        a = agent_move(self.env, self.bots[seat][1])
+        self.env.step(a)
+        self._advance()
+        return seat, a
+
+    # -- what the browser sees --------------------------------------------------------------------
+
+    def legal(self) -> list[dict]:
+        """The player's legal actions: ``id``, ``text`` (``action_to_string``), ``block``, and
+        for a card play the ``cards`` it takes from the hand (wild jokers standing in where
+        the hand lacks a rank), their ``counts`` per rank and the play's ``reading``."""
+        if not self.players_turn:
+            return []
+        g = self.game
+        s = self.env.unwrapped.state_vec
+        hand = s[hand_off(self.seat):hand_off(self.seat) + 16].astype(np.int64)
+        none = np.zeros(16, np.int64)
+        T = len(g.table)
+        R = g.deck.n_ranks
+        out = []
+        for a in self.env.unwrapped.legal_actions().tolist():
+            d: dict[str, Any] = {"id": int(a), "text": g.action_to_string(a),
+                                 "block": g.block_of(a)}
+            if a < T:
+                phys = play_cards(g, hand, a, none)
+                d["cards"] = g.deck.format(phys)
+                d["counts"] = [int(x) for x in phys[:R]]
+                d["reading"] = g.table.reading(a)
+            out.append(d)
+        return out
+
+    def hand(self, seat: int) -> str:
+        """The cards seat ``seat`` holds now, in the rules notation."""
+        s = self.env.unwrapped.state_vec
+        return self.game.deck.format(s[hand_off(seat):hand_off(seat) + 16])
+
+    def view(self) -> dict:
+        """The ``state`` message: the replay so far (the player's view: other hands, piles he
+        cannot see and other seats' private choices hidden; everything once the game is over
+        or when watching), the known ``hands``, the turn, the seat to move, the legal actions
+        at the player's turn, and at the end the rewards and the full replay as JSON."""
+        rep = replay_of(self.env, players=self.players)
+        g = self.game
+        full = self.seat is None or self.done
+        js, ws = _wild_slots(g)
+        msg: dict[str, Any] = {
+            "type": "state", "game": self.name, "seat": self.seat, "seed": self.seed,
+            "turn": self.turn, "to_move": self.to_move, "done": self.done,
+            "players": self.players, "wild": list(ws),
+            "replay": rep if full else self._redacted(rep),
+            "hands": ({str(i): self.hand(i) for i in range(g.n_players)} if full
+                      else {str(i): self.hand(i) for i in self._known_hands()}),
+            "legal": self.legal(),
+        }
+        if self.done:
+            msg["rewards"] = rep["result"]["rewards"]
+            msg["replay_json"] = dumps(rep)
+        return msg
+
+    def _known_hands(self) -> list[int]:
+        """The seats whose hand the player sees: his own, a declared (报牌) hand, an open hand."""
+        g = self.game
+        s = self.env.unwrapped.state_vec
+        pub = _public_state(g, s, _phase_names(g))
+        seats = {self.seat, *pub.get("declared", [])}
+        if pub.get("open") == 1 and pub.get("role_seat", -1) >= 0:
+            seats.add(int(pub["role_seat"]))
+        return sorted(seats)
+
+    def _visible_piles(self) -> dict[str, bool]:
+        """Per pile (kitty, bottom, buried, unused ...): whether the player sees its cards now
+        (his observation holds them, or it is empty)."""
+        g = self.game
+        s = self.env.unwrapped.state_vec
+        obs = self.env.observe(self.env.possible_agents[self.seat])["observation"]
+        out = {}
+        for name, off in _zones(g):
+            if name.startswith(("hand ", "played ")):
+                continue
+            held = np.asarray(s[off:off + 16], np.int64)
+            seen = _card_field(g, obs, name)
+            out[name] = (not held.any()) or (seen is not None and np.array_equal(seen, held))
+        return out
+
+    def _redacted(self, rep: dict) -> dict:
+        """``rep`` as the player may see it: the other seats' cards, the piles he cannot see
+        and the cards of other seats' private choices (burying, the exchange) written as
+        ``?``; those choices' strings as ``_public`` shows them; no seed (it gives the deal)."""
+        g = self.game
+        me = f"hand {self.seat}"
+        piles = self._visible_piles()
+        main_pile = next(iter(piles))  # the game's pile (cards moved from "no zone")
+
+        def visible(zone: Optional[str]) -> bool:
+            if zone is None:
+                return piles[main_pile]
+            if zone.startswith("played "):
+                return True
+            if zone.startswith("hand "):
+                return zone == me
+            return piles.get(zone, False)
+
+        def hide(cards: str) -> str:
+            return HIDDEN * len(cards)
+
+        out = {k: v for k, v in rep.items()
+               if k not in ("seed", "rng_state", "deal_seed", "reset_options", "meta")}
+        deals = []
+        for d in rep["deals"]:
+            d = dict(d)
+            d["hands"] = [h if i == self.seat else hide(h) for i, h in enumerate(d["hands"])]
+            d["piles"] = {k: v if piles.get(k, False) else hide(v) for k, v in d["piles"].items()}
+            deals.append(d)
+        out["deals"] = deals
+        actions = []
+        for rec in rep["actions"]:
+            rec = dict(rec)
+            public = rec["seat"] == self.seat or g.block_of(rec["id"]) in PUBLIC_BLOCKS
+            if not public:
+                rec["action"] = _public(g, rec.pop("id"))
+            if "moves" in rec:
+                moves = []
+                for src, dst, cards in rec["moves"]:
+                    if visible(dst) or (visible(src) and public):
+                        moves.append([src, dst, cards])
+                    elif visible(src):  # he sees the cards leave, not where they go
+                        moves += [[src, None, cards], [None, dst, hide(cards)]]
+                    else:
+                        moves.append([src, dst, hide(cards)])
+                rec["moves"] = moves
+            actions.append(rec)
+        out["actions"] = actions
+        return out
