@@ -13,18 +13,21 @@
   agents (X, Y) one lineup with X in the solo seat and Y in all the others, so each agent
   plays each hand as landlord and as farmers against each other agent.
 
-Statistics (all from the rewards the environment pays):
+Statistics (all from the rewards the environment pays; :mod:`cardenvs.arena_stats`).  Every
+interval is over the deals, the independent units: the lineups of one deal (a duplicate group)
+share its cards, and partners share their side's result, so its games are not independent.
 
 * an agent's *score per deal* is the mean reward of the seats it held in that deal, over all
   its lineups; its average and the 95% interval are over deals (mean +- 1.96 s / sqrt(n), s the
-  sample standard deviation): the deals are the independent units, and the duplicate replays
-  cancel the luck of the cards;
+  sample standard deviation), and the duplicate replays cancel the luck of the cards;
 * *pairwise*: per deal the difference of two agents' scores (duplicate-paired), averaged with
   the same interval;
 * *win rate*: per deal the share of the agent's seats whose side won (reward > 0), averaged
   over deals with the same interval (clipped to [0, 1]);
-* *by role* (one-against-the-rest games): games, win rate with a Wilson 95% interval (over
-  games) and mean score of each agent in each role.
+* *by role* (one-against-the-rest games): each agent's games in each role, the deals in which
+  it held the role, its win rate and mean score a game, with 95% intervals over the deals
+  (:func:`role_stats`: the ratio estimator's variance over deals; Wilson's interval with the
+  games discounted by the design effect for the win rate).
 
 *Comparing two results* (:func:`compare_results`, ``cardenvs compare A B``): two arenas of
 the same deals (game, options, seed), each an agent against one opponent, paired deal by
@@ -32,64 +35,44 @@ deal: the difference of the two agents' paired differences, with its interval, w
 luck of the deals does not widen.
 
 Agents come from the registry in ``agents`` (``random``, ``rules``, ``rlcard``, ``trained``...),
-imported only when the arena runs.  Results print as a table and are written as JSON and a
-PNG chart (matplotlib) to ``out``.
+imported only when the arena runs.  Results print as a table (:mod:`cardenvs.arena_report`)
+and are written as JSON and a PNG chart (matplotlib) to ``out``, named by the run's settings
+(:mod:`cardenvs.arena_files`).
 """
 
 from __future__ import annotations
 
 import contextlib
 import importlib
-import io
 import importlib.util
 import json
 import math
 import os
 import sys
-import tempfile
 import time
 from pathlib import Path
 from typing import NamedTuple, Optional, Sequence
 
 import numpy as np
 
+# the arena's statistics, files and report live in their own modules; their public names
+# are importable from here
+from .arena_files import (  # noqa: F401
+    _jsonable, check_writable, labels_of, load_result, other_progress, progress_path,
+    read_progress, results_stem, settings_digest, settings_of_result, write_atomic,
+    write_results,
+)
+from .arena_report import (  # noqa: F401
+    _errbar, _f, format_comparison, format_results, plot_results,
+)
+from .arena_stats import (  # noqa: F401
+    Z95, _label_of, compare_results, mean_ci, names_agent, paired_scores, role_stats, wilson_ci,
+)
 from .registry import REGISTRY
 from .wrappers import policy_info
 
-Z95 = 1.959963984540054
-
 #: role names of the one-against-the-rest games: (solo, others), from the registry
 ROLE_NAMES = {name: s.roles for name, s in REGISTRY.items() if s.roles}
-
-
-# -- statistics ---------------------------------------------------------------------------------------
-
-
-def mean_ci(x: Sequence[float], z: float = Z95) -> tuple[float, float, float]:
-    """``(mean, low, high)``: the mean and its normal-approximation interval
-    ``mean +- z * s / sqrt(n)`` with ``s`` the sample standard deviation (``ddof=1``).
-
-    With fewer than two values the interval is ``(nan, nan)``.
-    """
-    a = np.asarray(x, np.float64)
-    if a.ndim != 1 or a.size == 0:
-        raise ValueError("mean_ci needs a non-empty 1-D sequence of numbers")
-    m = float(a.mean())
-    if a.size < 2:
-        return m, math.nan, math.nan
-    h = z * float(a.std(ddof=1)) / math.sqrt(a.size)
-    return m, m - h, m + h
-
-
-def wilson_ci(wins: int, n: int, z: float = Z95) -> tuple[float, float, float]:
-    """``(rate, low, high)``: a win rate and its Wilson score interval (``nan`` when n = 0)."""
-    if n <= 0:
-        return math.nan, math.nan, math.nan
-    p = wins / n
-    d = 1 + z * z / n
-    c = (p + z * z / (2 * n)) / d
-    h = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / d
-    return p, c - h, c + h
 
 
 # -- lineups ------------------------------------------------------------------------------------------
@@ -180,21 +163,6 @@ def parse_agents(spec) -> list[str]:
     return names
 
 
-def labels_of(names: Sequence[str]) -> list[str]:
-    """Unique labels: a repeated name gets ``_2``, ``_3`` ...; a weight file given as
-    ``trained:path/to/NAME.npz`` is labelled ``trained:NAME`` (a spec with keywords,
-    ``search:rollouts=1200``, is its own label)."""
-    seen: dict[str, int] = {}
-    out = []
-    for nm in names:
-        base, sep, arg = nm.partition(":")
-        if sep and "=" not in arg:  # trained:runs/x/wakeng.npz -> trained:wakeng
-            nm = f"{base}:{Path(arg).stem}"
-        seen[nm] = seen.get(nm, 0) + 1
-        out.append(nm if seen[nm] == 1 else f"{nm}_{seen[nm]}")
-    return out
-
-
 def merge_options(game: str, names: Sequence[str], options: Optional[dict]) -> dict:
     """The game options: the user's, plus what the agents require or prefer."""
     agents = import_agents()
@@ -276,15 +244,14 @@ JOB_BLOCK = 10
 
 class _DealStats(NamedTuple):
     """One deal over all its lineups: per agent the sums of rewards and of wins over the
-    seats it held, per agent and role (solo, team) games, wins, reward and squared reward,
-    whether every seat scored 0 (a void deal), and the decisions taken."""
+    seats it held, per agent and role (solo, team) games, wins and summed reward, whether
+    every seat scored 0 (a void deal), and the decisions taken."""
 
     s_sum: np.ndarray
     w_sum: np.ndarray
     games: np.ndarray
     wins: np.ndarray
     score: np.ndarray
-    sq: np.ndarray
     void: bool
     decisions: int
 
@@ -302,7 +269,6 @@ def _play_lineups(env, players, plan, deal_seed: int, solo_slot, roles, k: int,
     d_games = np.zeros((k, 2), np.int64)
     d_wins = np.zeros((k, 2), np.int64)
     d_score = np.zeros((k, 2))
-    d_sq = np.zeros((k, 2))
     all_zero = True
     d_dec = 0
     for lu in plan:
@@ -320,8 +286,7 @@ def _play_lineups(env, players, plan, deal_seed: int, solo_slot, roles, k: int,
                 d_games[a, ri] += 1
                 d_wins[a, ri] += rew[seat] > 0
                 d_score[a, ri] += rew[seat]
-                d_sq[a, ri] += rew[seat] ** 2
-    return _DealStats(s_sum, w_sum, d_games, d_wins, d_score, d_sq, all_zero, d_dec)
+    return _DealStats(s_sum, w_sum, d_games, d_wins, d_score, all_zero, d_dec)
 
 
 def _progress_bar(progress: bool, deals: int, done: int, game: str):
@@ -370,7 +335,8 @@ def _run_blocks(game, names, options, plan, solo_slot, roles, seed, deal_seeds, 
     """The deals of a ``jobs > 1`` arena, in blocks of :data:`JOB_BLOCK` over a process pool.
 
     Per-deal results are kept by deal, and the sums are taken over deals in order at the
-    end, so the results do not depend on which worker finished first."""
+    end, so the results do not depend on which worker finished first.  Returns the arrays
+    :func:`run_arena` keeps: ``(score, wins, per_role, void, decisions)``."""
     import multiprocessing
 
     deals = len(deal_seeds)
@@ -378,18 +344,15 @@ def _run_blocks(game, names, options, plan, solo_slot, roles, seed, deal_seeds, 
     held = _seats_held(plan, k)
     score = np.zeros((deals, k))
     wins = np.zeros((deals, k))
-    per_role = np.zeros((4, deals, k, 2))  # games, wins, score, squared score
+    per_role = np.zeros((3, deals, k, 2))  # games, wins, score by deal, agent and role
     void = np.zeros(deals, np.int64)
     dec = np.zeros(deals, np.int64)
     n_blocks = -(-deals // JOB_BLOCK)
     finished: set[int] = set()
-    if saved is not None:
-        finished = set(int(b) for b in saved["blocks"])
-        score[:] = np.asarray(saved["score"], np.float64).reshape(deals, k)
-        wins[:] = np.asarray(saved["wins"], np.float64).reshape(deals, k)
-        per_role[:] = np.asarray(saved["per_role"], np.float64).reshape(per_role.shape)
-        void[:] = saved["void"]
-        dec[:] = saved["decisions"]
+    if saved is not None:  # checked by read_progress
+        finished = set(saved["blocks"])
+        score[:], wins[:], per_role[:] = saved["score"], saved["wins"], saved["per_role"]
+        void[:], dec[:] = saved["void"], saved["decisions"]
 
     def n_done() -> int:
         return sum(min(deals, (b + 1) * JOB_BLOCK) - b * JOB_BLOCK for b in finished)
@@ -416,7 +379,7 @@ def _run_blocks(game, names, options, plan, solo_slot, roles, seed, deal_seeds, 
                 d = b * JOB_BLOCK + i
                 score[d] = st.s_sum / held
                 wins[d] = st.w_sum / held
-                per_role[:, d] = (st.games, st.wins, st.score, st.sq)
+                per_role[:, d] = (st.games, st.wins, st.score)
                 void[d] = st.void
                 dec[d] = st.decisions
             _block_done(finished, b)
@@ -441,9 +404,7 @@ def _run_blocks(game, names, options, plan, solo_slot, roles, seed, deal_seeds, 
         pool.join()
     if bar is not None:
         bar.close()
-    tot = per_role.sum(axis=1)
-    return (score, wins, tot[0].astype(np.int64), tot[1].astype(np.int64), tot[2], tot[3],
-            int(void.sum()), int(dec.sum()))
+    return score, wins, per_role, int(void.sum()), int(dec.sum())
 
 
 def _block_done(finished: set, block: int) -> None:
@@ -516,61 +477,17 @@ def _set_rng_states(agent, states: dict) -> None:
         getattr(obj, last).bit_generator.state = state
 
 
-def _jsonable(x):
-    """numpy scalars and big ints inside bit-generator states -> JSON (ints stay exact)."""
-    if isinstance(x, dict):
-        return {k: _jsonable(v) for k, v in x.items()}
-    if isinstance(x, (list, tuple)):
-        return [_jsonable(v) for v in x]
-    if isinstance(x, np.integer):
-        return int(x)
-    if isinstance(x, np.floating):
-        return float(x)
-    return x
-
-
-def write_atomic(path, data) -> Path:
-    """Write ``data`` (bytes or str) to ``path`` through a temporary file in the same folder
-    and ``os.replace``: a reader (or a kill) never sees a half-written file."""
-    path = Path(path)
-    raw = data.encode() if isinstance(data, str) else data
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "wb") as f:
-            f.write(raw)
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)
-        raise
-    return path
-
-
-def check_writable(out_dir) -> Path:
-    """Create ``out_dir`` if needed and check a file can be written there (``ValueError``
-    naming the folder otherwise): done before any deal is played."""
-    out = Path(out_dir)
-    try:
-        out.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(dir=out, prefix=".write-check.")
-        os.close(fd)
-        os.unlink(tmp)
-    except OSError as e:
-        raise ValueError(f"cannot write the results to {str(out)!r}: {e.strerror or e}") from None
-    return out
-
-
-def results_stem(game: str, labels: Sequence[str]) -> str:
-    """``arena_GAME_A_B``: the file name of the results (unsafe characters replaced)."""
-    stem = f"arena_{game}_{'_'.join(labels)}"
-    return "".join(c if c.isalnum() or c in "_-." else "-" for c in stem)
-
-
-def progress_path(out_dir, game: str, labels: Sequence[str]) -> Path:
-    """Where an unfinished arena keeps its progress (deleted when it completes)."""
-    return Path(out_dir) / f"{results_stem(game, labels)}.progress.json"
+def run_settings(game: str, agents: Sequence[str], deals: int, seed: int,
+                 options: Optional[dict], lineups: str, jobs: int) -> dict:
+    """The settings that decide an arena's results, as its progress and result files record
+    them (and name them by, :func:`results_stem`): the game, the agents' specs, deals, seed,
+    the options given, the lineups asked for and, with ``jobs > 1``, the deals per block
+    (each block's agents are seeded by the block)."""
+    settings = {"game": game, "agents": list(agents), "deals": int(deals), "seed": int(seed),
+                "options": _jsonable(dict(options or {})), "lineups": lineups}
+    if jobs > 1:  # blocks of deals, each with its own agents: results of their own
+        settings["deal_blocks"] = JOB_BLOCK
+    return settings
 
 
 def run_arena(game: str, agents, deals: int, seed: int = 0, options: Optional[dict] = None,
@@ -590,10 +507,13 @@ def run_arena(game: str, agents, deals: int, seed: int = 0, options: Optional[di
         progress: show a tqdm progress bar (started after a warm-up deal, so that its rate
             and ETA leave out the one-off compilation of the kernels).
         out_dir: with it, the progress is saved there every ``save_seconds`` and on Ctrl-C
-            (:func:`progress_path`), and removed when the arena completes.
-        resume: continue from the progress saved in ``out_dir`` (``ValueError`` if there is
-            none, or if it was made with other agents, deals, seed, options or lineups); the
-            results are those of an uninterrupted run.
+            (:func:`progress_path`, a file named by all the settings: runs of other
+            settings in the same folder keep theirs), and removed when the arena completes.
+        resume: continue from the progress saved in ``out_dir`` by a run of the same
+            settings (``ValueError`` if there is none, saying which settings the progress
+            files of these agents there have, or if the file is damaged,
+            :func:`read_progress`; nothing is written then); the results are those of an
+            uninterrupted run.
 
         save_replays: a folder to write every game as a replay (:mod:`cardenvs.replay`), or
             with ``save_replays_top=N`` the games of the N most lopsided deals only (not with
@@ -626,30 +546,23 @@ def run_arena(game: str, agents, deals: int, seed: int = 0, options: Optional[di
         raise ValueError("save_replays needs jobs=1 (the replays are written in deal order "
                          "by one process)")
     labels = labels_of(names)
-    ppath = progress_path(out_dir, game, labels) if out_dir is not None else None
+    settings = run_settings(game, names, deals, seed, options, lineups, jobs)
+    ppath = progress_path(out_dir, settings) if out_dir is not None else None
     saved = None
+    if resume:  # checked in full before anything is written
+        if not ppath.exists():
+            others = "".join(f"; {p} is for other settings ({diff})"
+                             for p, diff in other_progress(out_dir, settings))
+            raise ValueError(f"--resume: no saved progress for these settings at "
+                             f"{str(ppath)!r}{others}; rerun with the settings of a saved "
+                             "progress, or without --resume to start again")
+        saved = read_progress(ppath, settings, len(names),
+                              -(-int(deals) // JOB_BLOCK) if jobs > 1 else None)
     if out_dir is not None:
         check_writable(out_dir)
         if not resume and ppath.exists():
-            print(f"cardenvs: {ppath} holds an unfinished arena (--resume continues it); "
-                  f"starting again", file=sys.stderr, flush=True)
-    settings = {"game": game, "agents": list(names), "deals": int(deals), "seed": int(seed),
-                "options": _jsonable(dict(options or {})), "lineups": lineups}
-    if jobs > 1:  # blocks of deals, each with its own agents: results of their own
-        settings["deal_blocks"] = JOB_BLOCK
-    if resume:
-        if not ppath.exists():
-            raise ValueError(f"--resume: no saved progress at {str(ppath)!r}")
-        saved = json.loads(ppath.read_text())
-        if saved["settings"] != json.loads(json.dumps(settings)):
-            mine = json.loads(json.dumps(settings))
-            diff = [k for k in {**saved["settings"], **mine}
-                    if saved["settings"].get(k) != mine.get(k)]
-            raise ValueError(
-                f"--resume: the progress in {str(ppath)!r} is for other settings ("
-                + ", ".join(f"{k} {saved['settings'].get(k)!r}, not {mine.get(k)!r}"
-                            for k in diff)
-                + "); rerun with those settings, or without --resume to start again")
+            print(f"cardenvs: {ppath} holds an unfinished arena of these settings (--resume "
+                  f"continues it); starting again", file=sys.stderr, flush=True)
     cold = not kernels_cached(game, names)
     t_warm = time.perf_counter()
     if cold:
@@ -702,10 +615,7 @@ def run_arena(game: str, agents, deals: int, seed: int = 0, options: Optional[di
     score = np.zeros((deals, k))
     wins = np.zeros((deals, k))
     held = _seats_held(plan, k)
-    role_games = np.zeros((k, 2), np.int64)
-    role_wins = np.zeros((k, 2), np.int64)
-    role_score = np.zeros((k, 2))
-    role_sq = np.zeros((k, 2))  # sums of squared scores: the by-role score intervals
+    per_role = np.zeros((3, deals, k, 2))  # games, wins, score by deal, agent and role
     void = 0
     decisions = 0
     from .replay import ArenaReplays
@@ -716,32 +626,32 @@ def run_arena(game: str, agents, deals: int, seed: int = 0, options: Optional[di
         raise ValueError("save_replays_top cannot be combined with resume (the top deals "
                          "of the part already played were not kept)")
     if jobs > 1:
-        score, wins, role_games, role_wins, role_score, role_sq, void, decisions = _run_blocks(
+        score, wins, per_role, void, decisions = _run_blocks(
             game, names, options, plan, solo_slot, roles, seed, deal_seeds, jobs, saved,
             ppath, settings, progress, save_seconds)
     else:
         saver = ArenaReplays(save_replays, save_replays_top) if save_replays else None
         done = 0
-        if saved is not None:
-            done = int(saved["done"])
-            score[:done] = np.asarray(saved["score"], np.float64).reshape(done, k)
-            wins[:done] = np.asarray(saved["wins"], np.float64).reshape(done, k)
-            role_games[:] = saved["role_games"]
-            role_wins[:] = saved["role_wins"]
-            role_score[:] = saved["role_score"]
-            role_sq[:] = saved["role_sq"]
-            void, decisions = int(saved["void"]), int(saved["decisions"])
-            for p, st in zip(players, saved["agent_rng"]):
+        if saved is not None:  # checked by read_progress
+            done = saved["done"]
+            score[:done], wins[:done] = saved["score"], saved["wins"]
+            per_role[:, :done] = saved["per_role"]
+            void, decisions = saved["void"], saved["decisions"]
+            for i, (p, st) in enumerate(zip(players, saved["agent_rng"])):
+                if set(st) != set(_rng_states(p)):
+                    raise ValueError(
+                        f"--resume: {ppath} is not a usable arena progress file: the "
+                        f"generators saved for agent {i} ({', '.join(st) or 'none'}) are not "
+                        f"those of {names[i]!r} ({', '.join(_rng_states(p)) or 'none'}); "
+                        "start again without --resume")
                 _set_rng_states(p, st)
 
         def save() -> None:
             if ppath is None:
                 return
             state = {"settings": settings, "done": done, "score": score[:done].tolist(),
-                     "wins": wins[:done].tolist(), "role_games": role_games.tolist(),
-                     "role_wins": role_wins.tolist(), "role_score": role_score.tolist(),
-                     "role_sq": role_sq.tolist(), "void": void, "decisions": decisions,
-                     "agent_rng": _jsonable(rng_at_done)}
+                     "wins": wins[:done].tolist(), "per_role": per_role[:, :done].tolist(),
+                     "void": void, "decisions": decisions, "agent_rng": _jsonable(rng_at_done)}
             write_atomic(ppath, json.dumps(state))
 
         # the agents' generators as they were when the last whole deal ended (what a resumed
@@ -757,10 +667,7 @@ def run_arena(game: str, agents, deals: int, seed: int = 0, options: Optional[di
                                    saver, d, labels)
                 # a deal counts once all its lineups are played (an interrupted deal is
                 # replayed)
-                role_games += st.games
-                role_wins += st.wins
-                role_score += st.score
-                role_sq += st.sq
+                per_role[:, d] = (st.games, st.wins, st.score)
                 decisions += st.decisions
                 void += st.void
                 score[d] = st.s_sum / held
@@ -787,7 +694,7 @@ def run_arena(game: str, agents, deals: int, seed: int = 0, options: Optional[di
 
     res = {
         "game": game, "options": opts, "agents": labels, "deals": int(deals), "seed": int(seed),
-        "lineup_mode": mode, "lineups": [[labels[a] for a in lu] for lu in plan],
+        "settings": settings, "lineup_mode": mode, "lineups": [[labels[a] for a in lu] for lu in plan],
         "void_deals": int(void), "decisions": int(decisions),
         "per_agent": {}, "pairwise": {}, "by_role": {},
         "score_per_deal": {lab: score[:, j].tolist() for j, lab in enumerate(labels)},
@@ -809,261 +716,11 @@ def run_arena(game: str, agents, deals: int, seed: int = 0, options: Optional[di
         for b in range(a + 1, k):
             m, lo, hi = mean_ci(score[:, a] - score[:, b])
             res["pairwise"][f"{labels[a]} - {labels[b]}"] = {"score_diff": m, "ci": [lo, hi]}
-    if roles is not None:
+    if roles is not None:  # per deal: the deals, not the games, are the independent units
         for j, lab in enumerate(labels):
-            res["by_role"][lab] = {}
-            for ri, role in enumerate(roles):
-                ng = int(role_games[j, ri])
-                p, lo, hi = wilson_ci(int(role_wins[j, ri]), ng)
-                mean = float(role_score[j, ri] / ng) if ng else math.nan
-                half = math.nan
-                if ng > 1:  # normal interval over the games in that role
-                    var = max(0.0, (role_sq[j, ri] - ng * mean * mean) / (ng - 1))
-                    half = Z95 * math.sqrt(var / ng)
-                res["by_role"][lab][role] = {
-                    "games": ng, "win_rate": p, "win_rate_ci": [lo, hi],
-                    "score": mean, "score_ci": [mean - half, mean + half],
-                }
+            res["by_role"][lab] = {role: role_stats(*per_role[:, :, j, ri])
+                                   for ri, role in enumerate(roles)}
     return res
-
-
-# -- reporting ----------------------------------------------------------------------------------------
-
-
-def _f(x: float, signed: bool = True) -> str:
-    if x is None or (isinstance(x, float) and math.isnan(x)):
-        return "nan"
-    return f"{x:+.3f}" if signed else f"{x:.3f}"
-
-
-def format_results(res: dict) -> str:
-    """The results as a text table."""
-    lines = [f"{res['game']}: {res['deals']} deals x {len(res['lineups'])} lineups "
-             f"({res['lineup_mode']}), seed {res['seed']}, options {res['options']}"]
-    if res["void_deals"]:
-        lines.append(f"void deals (every seat 0): {res['void_deals']}")
-    w = max(8, max(len(a) for a in res["agents"]))
-    lines.append(f"{'agent':<{w}}  {'score/deal':>10}  {'95% CI':^20}  {'win rate':>8}  "
-                 f"{'95% CI':^14}")
-    for lab, st in res["per_agent"].items():
-        lo, hi = st["score_ci"]
-        wlo, whi = st["win_rate_ci"]
-        lines.append(f"{lab:<{w}}  {_f(st['score']):>10}  [{_f(lo):>8}, {_f(hi):>8}]  "
-                     f"{_f(st['win_rate'], False):>8}  [{_f(wlo, False)}, {_f(whi, False)}]")
-    if res["pairwise"]:
-        lines.append("score difference per deal (duplicate-paired):")
-        for pair, st in res["pairwise"].items():
-            lo, hi = st["ci"]
-            lines.append(f"  {pair}: {_f(st['score_diff'])} [{_f(lo)}, {_f(hi)}]")
-    if res["by_role"]:
-        lines.append("by role (win rate with Wilson 95% CI over games; mean score):")
-        for lab, roles in res["by_role"].items():
-            for role, st in roles.items():
-                if st["games"] == 0:
-                    lines.append(f"  {lab:<{w}} as {role:<10} games {0:>6}  (never held this role)")
-                    continue
-                lo, hi = st["win_rate_ci"]
-                lines.append(f"  {lab:<{w}} as {role:<10} games {st['games']:>6}  win "
-                             f"{_f(st['win_rate'], False)} [{_f(lo, False)}, {_f(hi, False)}]  "
-                             f"score {_f(st['score'])}")
-    return "\n".join(lines)
-
-
-def write_results(res: dict, out_dir) -> tuple[Path, Optional[Path]]:
-    """Write ``arena_GAME_AGENTS.json`` and ``.png`` (the PNG only with matplotlib), each
-    atomically (:func:`write_atomic`: an earlier result is replaced only by a whole file)."""
-    out = check_writable(out_dir)
-    stem = results_stem(res["game"], res["agents"])
-    jpath = write_atomic(out / f"{stem}.json", json.dumps(res, indent=1, allow_nan=True) + "\n")
-    try:
-        import matplotlib
-
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
-    except ImportError:
-        return jpath, None
-    fig = plot_results(res, plt)
-    buf = io.BytesIO()
-    fig.savefig(buf, format="png", dpi=110)
-    plt.close(fig)
-    return jpath, write_atomic(out / f"{stem}.png", buf.getvalue())
-
-
-def load_result(result) -> tuple[dict, str]:
-    """An arena result and its path: ``result`` is the JSON ``cardenvs arena --out DIR``
-    writes, or ``DIR`` holding exactly one (``ValueError`` otherwise, or for a file that is
-    not an arena result)."""
-    path = os.fspath(result)
-    if os.path.isdir(path):
-        found = sorted(Path(path).glob("arena_*.json"))
-        if len(found) != 1:
-            raise ValueError(f"{path!r} holds {len(found)} arena results (arena_*.json); "
-                             "name the file")
-        path = str(found[0])
-    if not os.path.exists(path):
-        raise ValueError(f"no arena result at {path!r}")
-    try:
-        with open(path) as f:
-            res = json.load(f)
-        for key in ("game", "agents", "deals", "seed", "pairwise"):
-            res[key]
-    except (OSError, ValueError, KeyError, TypeError) as e:
-        raise ValueError(f"{path!r} is not an arena result ({e})") from None
-    return res, path
-
-
-def names_agent(res: dict, label: str, name: str) -> bool:
-    """Whether ``name`` (an agent's label or its spec) names the agent ``label`` of ``res``."""
-    return label == name or (res.get("agent_specs") or {}).get(label) == name
-
-
-def _label_of(res: dict, name: str) -> Optional[str]:
-    """The label of the agent called ``name`` (its label or its spec) in ``res``."""
-    return next((lab for lab in res["agents"] if names_agent(res, lab, name)), None)
-
-
-def paired_scores(res: dict, opponent: str, path: str = "the result") -> tuple[str, np.ndarray]:
-    """The agent against ``opponent`` in a two-agent arena result and, per deal, its score
-    minus the opponent's (the duplicate-paired difference the arena's pairwise line averages)."""
-    opp = _label_of(res, opponent)
-    if opp is None:
-        raise ValueError(f"{path}: no agent {opponent!r} (agents: {', '.join(res['agents'])})")
-    others = [lab for lab in res["agents"] if lab != opp]
-    if len(others) != 1:
-        raise ValueError(f"{path}: compare takes results of two agents; this one has "
-                         f"{len(res['agents'])} ({', '.join(res['agents'])})")
-    try:
-        per = res["score_per_deal"]
-        d = np.asarray(per[others[0]], np.float64) - np.asarray(per[opp], np.float64)
-    except (KeyError, TypeError, ValueError) as e:
-        raise ValueError(f"{path}: no per-deal scores ({e!r}); rerun the arena") from None
-    if d.ndim != 1 or len(d) != int(res["deals"]):
-        raise ValueError(f"{path}: {len(d)} per-deal scores for {res['deals']} deals")
-    return others[0], d
-
-
-def compare_results(first, second, opponent: str = "rules") -> dict:
-    """Two arena results of the same deals, each an agent against ``opponent``, compared deal
-    by deal: ``diff``, the mean over deals of (first agent - opponent) - (second agent -
-    opponent), and its 95% interval ``ci``; ``first`` and ``second`` hold each result's agent
-    (``agent``, its ``spec``), its own paired difference ``score`` and ``ci``.
-
-    The results must share the game, options, seed and lineup mode, so that their deals are
-    the same (the first ``deals`` deals of a seed are the same whatever their number, so the
-    common prefix is compared when the numbers differ: ``deals``)."""
-    (ra, pa), (rb, pb) = load_result(first), load_result(second)
-    for key in ("game", "options", "seed", "lineup_mode"):
-        if ra.get(key) != rb.get(key):
-            raise ValueError(f"the results were played on different deals: {key} "
-                             f"{ra.get(key)!r} in {pa!r}, {rb.get(key)!r} in {pb!r}")
-    la, da = paired_scores(ra, opponent, pa)
-    lb, db = paired_scores(rb, opponent, pb)
-    n = min(len(da), len(db))
-    if n < 2:
-        raise ValueError(f"compare needs at least 2 common deals, the results have {n}")
-    da, db = da[:n], db[:n]
-    out = {"game": ra["game"], "options": ra.get("options", {}), "seed": ra["seed"],
-           "deals": n, "opponent": opponent}
-    for key, res, lab, d, path in (("first", ra, la, da, pa), ("second", rb, lb, db, pb)):
-        m, lo, hi = mean_ci(d)
-        out[key] = {"result": path, "agent": lab, "deals": int(res["deals"]),
-                    "spec": (res.get("agent_specs") or {}).get(lab, lab), "score": m,
-                    "ci": [lo, hi]}
-    m, lo, hi = mean_ci(da - db)
-    out["diff"], out["ci"] = m, [lo, hi]
-    return out
-
-
-def format_comparison(c: dict) -> str:
-    """The table ``cardenvs compare`` prints."""
-    a, b = c["first"], c["second"]
-    w = max(len(a["spec"]), len(b["spec"]), len("first - second"))
-    opts = ", ".join(f"{k}={v}" for k, v in sorted(c["options"].items()))
-    held = (a.get("deals"), b.get("deals"))
-    note = "" if held[0] == held[1] else f" (the first of {held[0]} and {held[1]})"
-    lines = [f"{c['game']}{' (' + opts + ')' if opts else ''}: {c['deals']} deals{note}, seed "
-             f"{c['seed']}; each agent's score minus that of {c['opponent']}, paired by deal"]
-    for x in (a, b):
-        lines.append(f"  {x['spec']:<{w}}  {_f(x['score'])} [{_f(x['ci'][0])}, {_f(x['ci'][1])}]")
-    lines.append(f"  {'first - second':<{w}}  {_f(c['diff'])} [{_f(c['ci'][0])}, "
-                 f"{_f(c['ci'][1])}]")
-    return "\n".join(lines)
-
-
-def _errbar(values: np.ndarray, cis) -> np.ndarray:
-    """``yerr`` of matplotlib from means and ``[low, high]`` intervals (nan -> no bar; an end a
-    rounding error on the wrong side of the mean, as when every game scored the same or
-    Wilson's upper end 0.9999999999999999 of a 100% win rate, -> 0: matplotlib refuses
-    negative bars)."""
-    lo = np.array([c[0] for c in cis], np.float64)
-    hi = np.array([c[1] for c in cis], np.float64)
-    return np.maximum(np.nan_to_num(np.vstack([values - lo, hi - values])), 0.0)
-
-
-def plot_results(res: dict, plt):
-    """The arena's figure: the headline first, the paired score difference per deal of each
-    pair of agents (95% CI), then each agent's score per deal, and for one-against-the-rest
-    games the score and win rate by role."""
-    labs = res["agents"]
-    has_roles = bool(res["by_role"])
-    panels = 4 if has_roles else 2
-    fig, axes = plt.subplots(1, panels, figsize=(4.6 * panels, 4.0))
-    unit = "points per deal"
-    # 1. paired differences (the headline)
-    ax = axes[0]
-    pairs = list(res["pairwise"])
-    m = np.array([res["pairwise"][p]["score_diff"] for p in pairs])
-    y = np.arange(len(pairs))[::-1]
-    ax.errorbar(m, y, xerr=_errbar(m, [res["pairwise"][p]["ci"] for p in pairs]), fmt="o",
-                color="#C44E52", capsize=5, label="mean, 95% CI")
-    for yi, mi, p in zip(y, m, pairs):
-        lo, hi = res["pairwise"][p]["ci"]
-        ax.annotate(f"{mi:+.2f} [{lo:+.2f}, {hi:+.2f}]", (mi, yi), textcoords="offset points",
-                    xytext=(0, 8), ha="center", fontsize=8)
-    ax.axvline(0, color="k", lw=0.8, ls="--", label="no difference")
-    ax.set_yticks(y, pairs)
-    ax.set_ylim(-0.7, len(pairs) - 0.3)
-    ax.set_xlabel(f"score difference ({unit})")
-    ax.set_title("paired difference per deal (duplicate)")
-    ax.legend(fontsize=8, loc="lower right")
-    # 2. score per deal of each agent
-    ax = axes[1]
-    x = np.arange(len(labs))
-    m = np.array([res["per_agent"][a]["score"] for a in labs])
-    ax.bar(x, m, yerr=_errbar(m, [res["per_agent"][a]["score_ci"] for a in labs]), capsize=4,
-           color="#4C72B0", label="mean, 95% CI")
-    ax.axhline(0, color="k", lw=0.6)
-    ax.set_xticks(x, labs)
-    ax.set_xlabel("agent")
-    ax.set_ylabel(f"score ({unit})")
-    ax.set_title("score per deal")
-    ax.legend(fontsize=8)
-    if has_roles:
-        roles = list(next(iter(res["by_role"].values())))
-        wdt = 0.8 / len(roles)
-        for ax, key, ylabel, title in (
-                (axes[2], "score", "score (points per game)", "score by role (95% CI)"),
-                (axes[3], "win_rate", "win rate (share of games won)",
-                 "win rate by role (Wilson 95% CI)")):
-            for i, role in enumerate(roles):
-                st = [res["by_role"][a][role] for a in labs]
-                v = np.array([s[key] for s in st], np.float64)
-                ax.bar(x + (i - (len(roles) - 1) / 2) * wdt, np.nan_to_num(v), wdt, label=role,
-                       yerr=_errbar(v, [s.get(f"{key}_ci", [math.nan, math.nan]) for s in st]),
-                       capsize=3)
-            ax.set_xticks(x, labs)
-            ax.set_xlabel("agent")
-            ax.set_ylabel(ylabel)
-            ax.set_title(title)
-            ax.legend(fontsize=8, title="role")
-            if key == "win_rate":
-                ax.set_ylim(0, 1)
-            else:
-                ax.axhline(0, color="k", lw=0.6)
-    fig.suptitle(f"{res['game']}: {res['deals']} duplicate deals x {len(res['lineups'])} "
-                 f"lineups, seed {res['seed']}")
-    fig.tight_layout()
-    return fig
 
 
 def main_arena(game: str, agents: str, deals: int, seed: int, options: dict, out: Optional[str],
@@ -1081,7 +738,7 @@ def main_arena(game: str, agents: str, deals: int, seed: int, options: dict, out
         print(f"wrote {len(res['replays'])} replays to {save_replays}", file=stream)
     if out:
         j, p = write_results(res, out)
-        ppath = progress_path(out, game, res["agents"])
+        ppath = progress_path(out, res["settings"])  # this run's only
         with contextlib.suppress(FileNotFoundError):
             ppath.unlink()
         print(f"wrote {j}" + (f" and {p}" if p else " (no matplotlib: no PNG)"), file=stream)

@@ -132,13 +132,24 @@ def test_cli_arena_writes_json_and_png(tmp_path, capsys):
     assert rc == 0
     text = capsys.readouterr().out
     assert "rules - random" in text and "digger" in text
-    data = json.loads((tmp_path / "arena_wakeng_rules_random.json").read_text())
+    # the files are named by the run's settings, as the last line says
+    stem = f"arena_wakeng_rules_random_3deals_seed2_{_digest('wakeng', 'rules,random', 3, 2)}"
+    assert text.strip().splitlines()[-1] == (f"wrote {tmp_path / stem}.json and "
+                                             f"{tmp_path / stem}.png")
+    data = json.loads((tmp_path / f"{stem}.json").read_text())
     assert data["deals"] == 3 and set(data["per_agent"]) == {"rules", "random"}
-    png = tmp_path / "arena_wakeng_rules_random.png"
+    png = tmp_path / f"{stem}.png"
     assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     rc = main(["arena", "wakeng", "--agents", "rules,rlcard", "--deals", "2", "--out", ""])
     assert rc == 2
     assert "3-player Dou Dizhu only" in capsys.readouterr().err
+
+
+def _digest(game, agents, deals, seed, options=None, lineups="auto", jobs=1):
+    from cardenvs.arena import run_settings, settings_digest
+
+    return settings_digest(run_settings(game, agents.split(","), deals, seed, options, lineups,
+                                        jobs))
 
 
 def test_format_and_write_without_roles(tmp_path):
@@ -215,7 +226,7 @@ def _interrupt_after(monkeypatch, calls: int):
 
 
 def test_interrupted_arena_resumes_to_the_uninterrupted_result(tmp_path, monkeypatch):
-    from cardenvs.arena import ArenaInterrupted, progress_path
+    from cardenvs.arena import ArenaInterrupted, progress_path, run_settings
 
     full = run_arena("wakeng", "rules,random", deals=5, seed=4, progress=False)
     # the warm-up deal is call 1; 6 lineups a deal: call 1 + 6 * 2 + 3 is inside deal 3
@@ -223,7 +234,8 @@ def test_interrupted_arena_resumes_to_the_uninterrupted_result(tmp_path, monkeyp
     with pytest.raises(ArenaInterrupted, match="interrupted after 2 of 5 deals; progress saved"):
         run_arena("wakeng", "rules,random", deals=5, seed=4, progress=False, out_dir=tmp_path,
                   save_seconds=1e9)
-    ppath = progress_path(tmp_path, "wakeng", ["rules", "random"])
+    ppath = progress_path(tmp_path, run_settings("wakeng", ["rules", "random"], 5, 4, None,
+                                                 "auto", 1))
     saved = json.loads(ppath.read_text())
     assert saved["done"] == 2
     import cardenvs.arena as arena
@@ -252,16 +264,17 @@ def test_cli_ctrl_c_saves_progress_with_one_line(tmp_path, monkeypatch, capsys):
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and err[0].startswith("cardenvs: interrupted after 1 of 4 deals")
     assert "--resume" in err[0]
-    assert (tmp_path / "arena_wakeng_rules_random.progress.json").exists()
-    assert not (tmp_path / "arena_wakeng_rules_random.json").exists()
+    stem = f"arena_wakeng_rules_random_4deals_seed2_{_digest('wakeng', 'rules,random', 4, 2)}"
+    assert (tmp_path / f"{stem}.progress.json").exists()
+    assert not (tmp_path / f"{stem}.json").exists()
     import cardenvs.arena as arena
 
     monkeypatch.undo()
     assert main(["arena", "wakeng", "--agents", "rules,random", "--deals", "4", "--seed", "2",
                  "--out", str(tmp_path), "--no-progress", "--resume"]) == 0
-    assert json.loads((tmp_path / "arena_wakeng_rules_random.json").read_text())["deals"] == 4
+    assert json.loads((tmp_path / f"{stem}.json").read_text())["deals"] == 4
     # done: the progress file is gone
-    assert not (tmp_path / "arena_wakeng_rules_random.progress.json").exists()
+    assert not (tmp_path / f"{stem}.progress.json").exists()
     assert arena.play_deal.__name__ == "play_deal"
 
 
@@ -278,7 +291,8 @@ def test_png_shows_the_paired_difference_and_score_by_role(tmp_path):
     axes = fig.axes
     titles = [ax.get_title() for ax in axes]
     assert titles[0] == "paired difference per deal (duplicate)"
-    assert "score by role (95% CI)" in titles and "win rate by role (Wilson 95% CI)" in titles
+    assert "score by role (95% CI over deals)" in titles
+    assert "win rate by role (95% CI over deals)" in titles
     # the headline number is written on the figure, as the table prints it
     d = res["pairwise"]["rules - random"]
     label = f"{d['score_diff']:+.2f} [{d['ci'][0]:+.2f}, {d['ci'][1]:+.2f}]"
@@ -455,7 +469,7 @@ def test_parallel_arena_equals_serial_for_deterministic_agents():
 
 def test_parallel_arena_same_for_any_jobs_and_resumes(tmp_path, monkeypatch):
     import cardenvs.arena as arena
-    from cardenvs.arena import ArenaInterrupted, progress_path
+    from cardenvs.arena import ArenaInterrupted, progress_path, run_settings
 
     kw = dict(game="wakeng", agents="rules,random", deals=25, seed=4, progress=False)
     three = run_arena(jobs=3, **kw)
@@ -472,7 +486,8 @@ def test_parallel_arena_same_for_any_jobs_and_resumes(tmp_path, monkeypatch):
     monkeypatch.setattr(arena, "_block_done", flaky)
     with pytest.raises(ArenaInterrupted, match=r"interrupted after (5|10) of 25 deals; progress"):
         run_arena(jobs=2, out_dir=tmp_path, save_seconds=1e9, **kw)
-    saved = json.loads(progress_path(tmp_path, "wakeng", ["rules", "random"]).read_text())
+    saved = json.loads(progress_path(tmp_path, run_settings(
+        "wakeng", ["rules", "random"], 25, 4, None, "auto", 2)).read_text())
     assert len(saved["blocks"]) == 1 and saved["settings"]["deal_blocks"] == 10
     monkeypatch.setattr(arena, "_block_done", real)
     with pytest.raises(ValueError, match="other settings \\(deal_blocks 10, not None"):
