@@ -35,8 +35,8 @@ def format_results(res: dict) -> str:
             lo, hi = st["ci"]
             lines.append(f"  {pair}: {_f(st['score_diff'])} [{_f(lo)}, {_f(hi)}]")
     if res["by_role"]:
-        lines.append("by role (win rate and mean score a game, 95% CIs over the deals in "
-                     "which the agent held the role):")
+        lines.append("by role (win rate and mean score a game; 95% CIs over deals, the "
+                     "independent units):")
         for lab, roles in res["by_role"].items():
             for role, st in roles.items():
                 if st["games"] == 0:
@@ -119,7 +119,8 @@ def plot_results(res: dict, plt):
         roles = list(next(iter(res["by_role"].values())))
         wdt = 0.8 / len(roles)
         for ax, key, ylabel, title in (
-                (axes[2], "score", "score (points per game)", "score by role (95% CI over deals)"),
+                (axes[2], "score", "score (points per game)",
+                 "score by role (95% CI over deals)"),
                 (axes[3], "win_rate", "win rate (share of games won)",
                  "win rate by role (95% CI over deals)")):
             for i, role in enumerate(roles):
