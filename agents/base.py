@@ -26,9 +26,45 @@ Agents choose only legal actions; an agent that cannot play a game says why in
 
 from __future__ import annotations
 
-from typing import Optional
+from typing import Any, Optional
 
 import numpy as np
+
+
+def check_keyword(agent: str, key: str, value: Any, *, low: float, high: float,
+                  integer: bool = False, low_open: bool = False, high_open: bool = False,
+                  optional: bool = False) -> Any:
+    """One numeric constructor keyword of an agent, checked: ``value`` itself when it is a
+    number (an ``int`` with ``integer=True``; never a bool) in the range from ``low`` to
+    ``high`` (each end included unless ``low_open`` / ``high_open``; ``high=inf`` with
+    ``high_open=False`` admits ``inf``), ``None`` when ``optional``.  NaN is never in range.
+
+    Raises ``ValueError`` for a value that is not such a number, naming the agent, the
+    keyword and its allowed range: the one check of every agent's numeric keywords
+    (``search:ms=nan`` is refused when the agent is made, before a deal is played)."""
+    if value is None and optional:
+        return None
+    lo = f"{'(' if low_open else '['}{_fmt_bound(low)}"
+    hi = f"{_fmt_bound(high)}{')' if high_open else ']'}"
+    kind = ("a positive int" if low == 1 and not low_open else "an int") if integer \
+        else "a number"
+    what = f"{kind} in {lo}, {hi}" + (" or none" if optional else "")
+    number = (int, np.integer) if integer else (int, float, np.integer, np.floating)
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, number):
+        raise ValueError(f"agent {agent!r}: {key} must be {what}, got {value!r} "
+                         f"({type(value).__name__})")
+    v = float(value) if not integer else int(value)
+    inside = (v > low if low_open else v >= low) and (v < high if high_open else v <= high)
+    if not inside:  # NaN fails every comparison
+        raise ValueError(f"agent {agent!r}: {key} must be {what}, got {value!r}")
+    return value
+
+
+def _fmt_bound(x: float) -> str:
+    """A range end as the messages write it: ``inf``, ``50000``, ``0.5``."""
+    if x == float("inf") or x == float("-inf"):
+        return "inf" if x > 0 else "-inf"
+    return f"{int(x)}" if float(x).is_integer() else f"{x}"
 
 
 def as_game(game):

@@ -26,7 +26,8 @@ import numpy as np
 
 from cardenvs.core.state import CUR
 
-from .search import DEFAULT_MARGIN, DEFAULT_Z, SearchAgent
+from .base import check_keyword
+from .search import DEFAULT_MARGIN, DEFAULT_Z, MAX_CANDIDATES, SearchAgent
 from .trained import QNetwork, TrainedAgent, _mismatch, default_weights_path
 
 #: network-ranked candidates added to the rollout policy's by default
@@ -60,9 +61,11 @@ class ExitSearchAgent(SearchAgent):
         game = as_game(game)
         if "prior" in search:
             raise TypeError("trained+search takes its prior from the weights, not prior=")
-        if isinstance(net_candidates, bool) or not isinstance(net_candidates, (int, np.integer)) \
-                or net_candidates < 0:
-            raise ValueError(f"net_candidates must be an int >= 0, got {net_candidates!r}")
+        check_keyword(self.name, "net_candidates", net_candidates, low=0, high=MAX_CANDIDATES,
+                      integer=True)
+        check_keyword(self.name, "margin", margin, low=0, high=float("inf"), optional=True)
+        if not isinstance(record, (bool, np.bool_)):
+            raise TypeError(f"record must be True or False, got {type(record).__name__}")
         self.weights = weights if weights is not None else default_weights_path(game.info.name)
         self.net_candidates = int(net_candidates)
         self.keep_prior = margin is not None

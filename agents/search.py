@@ -28,10 +28,18 @@ searches them too); ``margin=inf`` plays as the prior without spending a rollout
 (:data:`GAME_SETTINGS` holds the defaults of ``margin`` and ``z`` where they differ from
 :data:`DEFAULT_MARGIN` and :data:`DEFAULT_Z`, by game and preset).
 
-Budget: ``rollouts`` per decision (default :data:`DEFAULT_ROLLOUTS`, split as
-``worlds = rollouts // candidates``, at least :data:`MIN_WORLDS`), or ``ms`` per decision
-(the number of worlds is then sized from the measured cost of the previous decisions;
-not reproducible run to run).  Deterministic under its seed with the rollout budget.
+Budget: ``rollouts`` per decision (default :data:`DEFAULT_ROLLOUTS`, at most
+:data:`MAX_ROLLOUTS`, split as ``worlds = rollouts // candidates``, at least
+:data:`MIN_WORLDS`), or ``ms`` per decision (up to :data:`MAX_MS`; the number of worlds is then
+sized from the measured cost of the previous decisions, capped as ``rollouts`` are; not
+reproducible run to run).  Deterministic under its seed with the rollout budget.  Every
+numeric keyword is checked when the agent is made (:func:`agents.base.check_keyword`: a
+``ValueError`` naming the keyword and its range).
+
+A ``prior`` given by name with an argument (``prior=trained:PATH``) or by another name than
+the default must play the game: a missing, damaged or foreign weight file is a
+``ValueError`` naming the file and what is wrong.  Only the default prior, ``trained``, is
+left out where no trained weights play the game.
 """
 
 from __future__ import annotations
@@ -48,12 +56,21 @@ from cardenvs.core.policy import (K_BID, PP_KINDS, PP_SOLO, POLICIES, policy_cod
                                   policy_params, score_policy)
 from cardenvs.core.state import CUR, LANDLORD, PHASE, P_DONE
 
-from .base import Agent, as_game
+from .base import Agent, as_game, check_keyword
 
 #: rollouts per decision by default (about 100 ms or less per decision on one core)
 DEFAULT_ROLLOUTS = 400
 #: candidate actions kept per decision by default
 DEFAULT_CANDIDATES = 6
+#: the most rollouts one decision may run (``rollouts``; with ``ms``, the worlds are capped
+#: alike): every rollout's start state is held at once
+MAX_ROLLOUTS = 50_000
+#: the longest time budget per decision, in milliseconds (``ms``): ten minutes
+MAX_MS = 600_000.0
+#: the most candidates kept per decision (``max_candidates``)
+MAX_CANDIDATES = 10_000
+#: the largest ``z`` (standard errors of the gain over the prior's move)
+MAX_Z = 100.0
 #: fewest sampled worlds per decision
 MIN_WORLDS = 8
 #: the agent whose move is kept unless a candidate's mean rollout return beats it by more
@@ -146,7 +163,15 @@ class _StatefulAgent(Agent):
         self._work = np.zeros(64, np.int64)
 
     def legal_of(self, state: np.ndarray) -> np.ndarray:
+        """The legal action ids at ``state``; a ``ValueError`` when an unfinished game leaves
+        the seat to move none (a state no play reaches, e.g. the mover's hand moved to his
+        played pile: ``check_state`` checks each field, not every relation between them)."""
         k = self.game.legal(state, self._legal_buf)
+        if k == 0:
+            raise ValueError(f"agent {self.name!r}: the {self.game.info.name} state leaves "
+                             f"player_{int(state[CUR])}, to move in phase {int(state[PHASE])}, "
+                             f"no legal action in an unfinished game: not a position the game "
+                             f"can reach, so there is no decision to make")
         return self._legal_buf[:k].copy()
 
     def policy_scores(self, state: np.ndarray, legal: np.ndarray) -> np.ndarray:
@@ -157,6 +182,17 @@ class _StatefulAgent(Agent):
                         state, legal, np.int64(len(legal)), g.tab, g.opts, self._pp, g.k_step,
                         self._tmp, self._scores, self._work, np.int64(self._kind))
         return self._scores[:len(legal)].copy()
+
+    def _legal_given(self, state: np.ndarray, legal: Optional[np.ndarray]) -> np.ndarray:
+        """``legal`` as int64 ids, or the state's own when ``None`` (:meth:`legal_of`); an
+        empty set is a ``ValueError``."""
+        if legal is None:
+            return self.legal_of(state)
+        legal = np.asarray(legal, np.int64)
+        if legal.size == 0:
+            self.legal_of(state)  # the state's own fault, named, when it has none either
+            raise ValueError(f"agent {self.name!r}: no legal action given to choose from")
+        return legal
 
     def _check_legal(self, state, legal) -> np.ndarray:
         own = self.legal_of(state)
@@ -219,8 +255,7 @@ class RolloutAgent(_StatefulAgent):
 
     def act_state(self, state: np.ndarray, legal: Optional[np.ndarray] = None) -> int:
         state = self.game.check_state(state)
-        if legal is None:
-            legal = self.legal_of(state)
+        legal = self._legal_given(state, legal)
         if len(legal) == 1:
             return int(legal[0])
         sc = self.policy_scores(state, legal)
@@ -250,7 +285,8 @@ class SearchAgent(_StatefulAgent):
             ``"heuristic0"``; :data:`cardenvs.core.policy.POLICIES`).
         epsilon: chance of a random action at each rollout decision.
         prior: agent whose move is kept unless a candidate clearly beats it (``None``: the
-            best candidate); ignored where that agent cannot play the game.
+            best candidate); the default, ``trained``, is left out where no shipped weights
+            play the game; any other prior that cannot play it is a ``ValueError``.
         margin, z: "clearly": a mean gain over the prior's move above ``margin`` plus ``z``
             standard errors (defaults: :func:`default_settings`, the game's and preset's
             :data:`GAME_SETTINGS`, else :data:`DEFAULT_MARGIN` and :data:`DEFAULT_Z`;
@@ -309,17 +345,13 @@ class SearchAgent(_StatefulAgent):
             raise ValueError("give rollouts or ms, not both")
         if rollouts is None and ms is None:
             rollouts = DEFAULT_ROLLOUTS
-        if rollouts is not None and (isinstance(rollouts, bool) or not isinstance(
-                rollouts, (int, np.integer)) or rollouts < 1):
-            raise ValueError(f"rollouts must be a positive int, got {rollouts!r}")
-        if ms is not None and (isinstance(ms, bool) or not isinstance(ms, (int, float))
-                               or ms <= 0):
-            raise ValueError(f"ms must be a positive number, got {ms!r}")
-        if isinstance(max_candidates, bool) or not isinstance(max_candidates, (int, np.integer)) \
-                or max_candidates < 1:
-            raise ValueError(f"max_candidates must be a positive int, got {max_candidates!r}")
-        if not isinstance(epsilon, (int, float)) or not 0.0 <= epsilon <= 1.0:
-            raise ValueError(f"epsilon must be in [0, 1], got {epsilon!r}")
+        who = self.name
+        check_keyword(who, "rollouts", rollouts, low=1, high=MAX_ROLLOUTS, integer=True,
+                      optional=True)
+        check_keyword(who, "ms", ms, low=0, high=MAX_MS, low_open=True, optional=True)
+        check_keyword(who, "max_candidates", max_candidates, low=1, high=MAX_CANDIDATES,
+                      integer=True)
+        check_keyword(who, "epsilon", epsilon, low=0, high=1)
         if prior is not None and not isinstance(prior, str):
             raise TypeError(f"prior must be an agent name or None, got {type(prior).__name__}")
         game = as_game(game)
@@ -328,10 +360,8 @@ class SearchAgent(_StatefulAgent):
             margin = own["margin"]
         if z is None:
             z = own["z"]
-        if isinstance(margin, bool) or not isinstance(margin, (int, float)) or not margin >= 0:
-            raise ValueError(f"margin must be a number >= 0, got {margin!r}")
-        if isinstance(z, bool) or not isinstance(z, (int, float)) or z < 0:
-            raise ValueError(f"z must be a number >= 0, got {z!r}")
+        check_keyword(who, "margin", margin, low=0, high=float("inf"))
+        check_keyword(who, "z", z, low=0, high=MAX_Z)
         self.prior_name = prior
         self.margin = float(margin)
         self.z = float(z)
@@ -346,12 +376,7 @@ class SearchAgent(_StatefulAgent):
     def _setup(self) -> None:
         super()._setup()
         self._vg = None
-        self._prior = None
-        if self.prior_name is not None:
-            from . import make_agent, unsupported
-
-            if unsupported(self.prior_name, self.game) is None:
-                self._prior = make_agent(self.prior_name, self.game, seed=self._seed)
+        self._prior = self._make_prior()
         self._obs = np.zeros(self.game.layout.size, np.float32)
         self._own = None
         if self.own is not None and self.own != "prior":
@@ -361,6 +386,23 @@ class SearchAgent(_StatefulAgent):
             if reason is not None:
                 raise ValueError(f"own={self.own!r} cannot play {self.game.info.name}: {reason}")
             self._own = make_agent(self.own, self.game, seed=self._seed)
+
+    def _make_prior(self):
+        """The prior agent of ``prior_name``: ``None`` without one, or for the default prior
+        where the shipped weights cannot play the game; any other failure is a
+        ``ValueError`` naming the prior (a damaged or foreign weight file, a bad keyword)."""
+        if self.prior_name is None:
+            return None
+        from . import agent_class, make_agent
+
+        if self.prior_name == DEFAULT_PRIOR and \
+                agent_class(DEFAULT_PRIOR).unsupported(self.game) is not None:
+            return None
+        try:
+            return make_agent(self.prior_name, self.game, seed=self._seed)
+        except ValueError as e:
+            raise ValueError(f"agent {self.name!r}: prior={self.prior_name!r} cannot play "
+                             f"{self.game.info.name}: {e}") from None
 
     def prior_agent(self):
         """The agent whose move is kept unless a candidate clearly beats it (``None``: none)."""
@@ -427,8 +469,7 @@ class SearchAgent(_StatefulAgent):
         state = g.check_state(state)
         if state[PHASE] == P_DONE:
             raise ValueError("the game is finished: there is no decision to make")
-        if legal is None:
-            legal = self.legal_of(state)
+        legal = self._legal_given(state, legal)
         if len(legal) == 1:
             return int(legal[0])
         base = self.prior_action(state, legal)
@@ -449,9 +490,13 @@ class SearchAgent(_StatefulAgent):
             K = max(MIN_WORLDS, self.rollouts // C)
         else:
             per = self._per_rollout_s or 50e-6
-            K = max(MIN_WORLDS, int(self.ms * 1e-3 / per) // C)
+            K = max(MIN_WORLDS, min(int(self.ms * 1e-3 / per), MAX_ROLLOUTS) // C)
         t0 = time.perf_counter()
-        worlds = determinize_batch(g, state, seat, self.rng, K)
+        try:
+            worlds = determinize_batch(g, state, seat, self.rng, K)
+        except RuntimeError as e:
+            raise RuntimeError(f"agent {self.name!r} cannot sample worlds for player_{seat}: "
+                               f"{e}") from None
         n = K * C
         vg = self._engine(n)
         starts = np.empty((n, g.state_size), np.int64)

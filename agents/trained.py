@@ -57,6 +57,7 @@ from __future__ import annotations
 import json
 import math
 import os
+import zipfile
 from typing import Any, Optional
 
 import numpy as np
@@ -303,8 +304,14 @@ def first_layer_inputs(obs, w_obs, b, owner, act_rows, slots=None) -> tuple:
     return obs, owner, np.ascontiguousarray(act_rows, np.float32), slots
 
 
+class WeightFileError(ValueError):
+    """A weight file that is missing, damaged or not a Q network of this format; the message
+    names the file and what is wrong."""
+
+
 class QNetwork:
-    """The numpy Q network of a weight file (float32 compute).
+    """The numpy Q network of a weight file (float32 compute); a file that cannot be read or
+    does not hold one is a :class:`WeightFileError` (a ``ValueError``) naming it and why.
 
     Args:
         path: a ``.npz`` written by :func:`save_weights`.
@@ -314,32 +321,97 @@ class QNetwork:
         if not isinstance(path, (str, os.PathLike)):
             raise TypeError(f"weights path must be a str or path, got {type(path).__name__}")
         if not os.path.exists(path):
-            raise ValueError(f"no weight file at {path!r} (train one with `python -m train.improve "
-                             f"GAME` or `python -m train.dmc GAME`)")
+            raise WeightFileError(f"no weight file at {path!r} (train one with `python -m "
+                                  f"train.improve GAME` or `python -m train.dmc GAME`)")
+        try:
+            self._read(path)
+        except WeightFileError:
+            raise
+        except (OSError, EOFError, KeyError, ValueError, TypeError, AttributeError,
+                zipfile.BadZipFile, UnicodeDecodeError) as e:
+            raise WeightFileError(f"{path!r} is not a readable cardenvs weight file "
+                                  f"({type(e).__name__}: {e})") from None
+
+    def _read(self, path) -> None:
+        """Load and check the arrays and metadata (``WeightFileError`` naming what is wrong)."""
+        def bad(what: str) -> WeightFileError:
+            return WeightFileError(f"{path!r} is not a cardenvs weight file: {what}")
+
+        if os.path.isdir(path):
+            raise bad("it is a folder")
+        if os.path.getsize(path) == 0:
+            raise bad("the file is empty")
+        if not zipfile.is_zipfile(path):
+            raise bad("not a .npz archive (a zip file of arrays, as save_weights writes)")
         with np.load(path, allow_pickle=False) as z:
             if "meta" not in z.files:
-                raise ValueError(f"{path!r} is not a cardenvs weight file (no 'meta' entry)")
+                raise WeightFileError(f"{path!r} is not a cardenvs weight file (no 'meta' entry)")
             self.meta: dict = json.loads(bytes(z["meta"]).decode())
+            if not isinstance(self.meta, dict):
+                raise bad(f"its 'meta' entry is a JSON {type(self.meta).__name__}, not an "
+                          f"object")
             if self.meta.get("format") != FORMAT:
-                raise ValueError(f"{path!r} has weight format {self.meta.get('format')}, expected {FORMAT}")
-            self.w_obs = z["w_obs"].astype(np.float32)
-            self.w_act = z["w_act"].astype(np.float32)
-            self.b0 = z["b_0"].astype(np.float32)
-            self.w_ctx = (z["w_ctx"].astype(np.float32) if "w_ctx" in z.files
+                raise WeightFileError(f"{path!r} has weight format {self.meta.get('format')}, "
+                                      f"expected {FORMAT}")
+            for key in ("w_obs", "w_act", "b_0"):
+                if key not in z.files:
+                    raise bad(f"no {key!r} array")
+
+            def array(key: str, ndim: int) -> np.ndarray:
+                a = z[key]
+                if a.ndim != ndim or not np.issubdtype(a.dtype, np.number):
+                    raise bad(f"{key!r} is a {a.ndim}-d {a.dtype} array; expected {ndim}-d "
+                              f"numbers")
+                a = a.astype(np.float32)
+                if not np.isfinite(a).all():
+                    raise bad(f"{key!r} holds NaN or infinite values")
+                return a
+
+            self.w_obs = array("w_obs", 2)
+            self.w_act = array("w_act", 2)
+            self.b0 = array("b_0", 1)
+            self.w_ctx = (array("w_ctx", 2) if "w_ctx" in z.files
                           else np.zeros((0, self.b0.shape[0]), np.float32))
+            width = self.b0.shape[0]
+            for key in ("w_obs", "w_act", "w_ctx"):
+                if getattr(self, key).shape[1] != width:
+                    raise bad(f"{key!r} has {getattr(self, key).shape[1]} columns where 'b_0' "
+                              f"has {width} entries")
             self.layers = []
             i = 1
             while f"w_{i}" in z.files:
-                self.layers.append((z[f"w_{i}"].astype(np.float32), z[f"b_{i}"].astype(np.float32)))
+                if f"b_{i}" not in z.files:
+                    raise bad(f"'w_{i}' without 'b_{i}'")
+                w, b = array(f"w_{i}", 2), array(f"b_{i}", 1)
+                if w.shape[0] != width or b.shape[0] != w.shape[1]:
+                    raise bad(f"layer {i} is {w.shape[0]} x {w.shape[1]} with {b.shape[0]} "
+                              f"biases after a layer of {width} outputs")
+                self.layers.append((w, b))
+                width = w.shape[1]
                 i += 1
+            if width != 1:
+                raise bad(f"the last layer has {width} outputs; a Q network has one (the score)")
+        if self.w_obs.shape[0] == 0 or self.w_act.shape[0] == 0:
+            raise bad("no observation or action-feature inputs")
+        try:
+            margins = prior_margins(self.meta)
+        except (TypeError, ValueError, AttributeError) as e:
+            raise bad(f"meta['prior_margins'] {self.meta.get('prior_margins')!r} is not a "
+                      f"mapping of numbers ({e})") from None
+        if any(math.isnan(x) for x in margins):
+            raise bad(f"meta['prior_margins'] {self.meta.get('prior_margins')!r} holds NaN")
+        prior = self.meta.get("prior")
+        if prior is not None and not isinstance(prior, str):
+            raise bad(f"meta['prior'] must be an agent name, got {prior!r}")
         self.obs_dim = self.w_obs.shape[0]
         self.feat_dim = self.w_act.shape[0]
         #: the number of context inputs and the context's name (0 and ``None``: none)
         self.ctx_dim = self.w_ctx.shape[0]
         self.context: Optional[str] = self.meta.get("context") if self.ctx_dim else None
         if self.ctx_dim and (not self.context or self.meta.get("ctx_dim") != self.ctx_dim):
-            raise ValueError(f"{path!r} has {self.ctx_dim} context inputs but its metadata names "
-                             f"context {self.meta.get('context')!r} of {self.meta.get('ctx_dim')}")
+            raise WeightFileError(f"{path!r} has {self.ctx_dim} context inputs but its metadata "
+                                  f"names context {self.meta.get('context')!r} of "
+                                  f"{self.meta.get('ctx_dim')}")
 
     def first_weight(self) -> np.ndarray:
         """The first layer's whole weight ``[obs_dim + feat_dim + ctx_dim, h0]`` (the inputs'
@@ -539,7 +611,11 @@ class TrainedAgent(Agent):
         if prior:
             from . import make_agent
 
-            self.prior = make_agent(str(prior), game, seed=seed)
+            try:
+                self.prior = make_agent(str(prior), game, seed=seed)
+            except ValueError as e:
+                raise ValueError(f"agent 'trained': {self.path!r} names the prior agent "
+                                 f"{prior!r}, which cannot play {name}: {e}") from None
 
     @classmethod
     def unsupported(cls, game) -> Optional[str]:

@@ -38,7 +38,7 @@ def _env_module(game: str):
     import cardenvs
 
     if game not in cardenvs.GAMES:
-        raise SystemExit(f"unknown game {game!r}; choose from: {', '.join(cardenvs.GAMES)}")
+        raise ValueError(f"unknown game {game!r}; choose from: {', '.join(cardenvs.GAMES)}")
     return importlib.import_module(f"cardenvs.{cardenvs.GAMES[game]}")
 
 

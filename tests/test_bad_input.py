@@ -9,6 +9,7 @@ failed ``reset(options=...)`` the running game must be untouched.
 from __future__ import annotations
 
 import importlib
+import re
 
 import numpy as np
 import pytest
@@ -183,7 +184,7 @@ def test_doudizhu_bad_option_values(kwargs, exc, fragment):
     [
         (dict(illegal="x"), ValueError, r"illegal='x'.*'lose'.*'raise'"),
         (dict(render_mode="x"), ValueError, r"render_mode='x'.*ansi"),
-        (dict(render_mode="rgb_array"), ValueError, r"render_mode='rgb_array'"),
+        (dict(render_mode="rgb"), ValueError, r"render_mode='rgb'.*'rgb_array'"),
         (dict(colour="red"), TypeError, r"'colour'"),
         (dict(illegal_reward="a"), (TypeError, ValueError), r"illegal_reward"),
     ],
@@ -568,3 +569,172 @@ def test_seatenv_rules_opponents():
     assert "final_rewards" in info
     with pytest.raises(ValueError, match="unknown opponent 'nobody'.*rules"):
         SeatEnv("doudizhu", 0, opponents="nobody")
+
+
+# -- agents: keywords, weight files, priors, impossible states (issue 51) ------------------------
+
+
+def _agents():
+    from cardenvs.arena import import_agents
+
+    return import_agents()
+
+
+@pytest.mark.parametrize("spec,message", [
+    ("search:ms=inf", r"agent 'search': ms must be a number in \(0, 600000\] or none, got inf"),
+    ("search:ms=nan", r"agent 'search': ms must be a number in \(0, 600000\] or none, got nan"),
+    ("search:ms=0", r"ms must be a number in \(0, 600000\]"),
+    ("search:z=nan", r"agent 'search': z must be a number in \[0, 100\], got nan"),
+    ("search:z=inf", r"z must be a number in \[0, 100\], got inf"),
+    ("search:rollouts=100000000000",
+     r"agent 'search': rollouts must be a positive int in \[1, 50000\] or none, got 100000000000"),
+    ("search:rollouts=true", r"rollouts must be a positive int .* got True \(bool\)"),
+    ("search:max_candidates=0", r"max_candidates must be a positive int in \[1, 10000\]"),
+    ("search:epsilon=nan", r"epsilon must be a number in \[0, 1\], got nan"),
+    ("search:margin=nan", r"margin must be a number in \[0, inf\], got nan"),
+    ("search:margin=-1", r"margin must be a number in \[0, inf\], got -1"),
+    ("trained+search:net_candidates=-1", r"agent 'trained\+search': net_candidates must be an "
+                                         r"int in \[0, 10000\], got -1"),
+    ("trained+search:z=nan", r"agent 'trained\+search': z must be a number in \[0, 100\]"),
+    ("trained+search:rollouts=1e11", r"rollouts must be a positive int"),
+])
+def test_agent_keywords_out_of_range_name_the_keyword_and_range(spec, message):
+    with pytest.raises(ValueError, match=message):
+        _agents().make_agent(spec, "wakeng", seed=0)
+
+
+def test_margin_inf_and_edges_are_accepted():
+    a = _agents().make_agent("search:margin=inf,z=0,ms=600000,epsilon=1", "wakeng", seed=0)
+    assert (a.margin, a.z, a.ms, a.epsilon) == (float("inf"), 0.0, 600000.0, 1.0)
+    assert _agents().make_agent("search:rollouts=50000", "wakeng").rollouts == 50000
+
+
+def test_check_keyword_is_the_one_check():
+    from cardenvs.arena import import_agents
+
+    check = importlib.import_module(import_agents().__name__ + ".base").check_keyword
+    assert check("x", "k", 3, low=1, high=5, integer=True) == 3
+    assert check("x", "k", None, low=1, high=5, optional=True) is None
+    for bad, exc in [(np.bool_(True), "bool"), (2.0, "float"), ("3", "str")]:
+        with pytest.raises(ValueError, match=f"agent 'x': k must be a positive int in "
+                                             rf"\[1, 5\], got .* \({exc}\)"):
+            check("x", "k", bad, low=1, high=5, integer=True)
+    with pytest.raises(ValueError, match=r"k must be a number in \(0, 1\), got 1"):
+        check("x", "k", 1, low=0, high=1, low_open=True, high_open=True)
+
+
+def test_the_arena_refuses_a_bad_keyword_before_playing(tmp_path):
+    from cardenvs.arena import run_arena
+
+    with pytest.raises(ValueError, match=r"ms must be a number in \(0, 600000\]"):
+        run_arena("wakeng", "search:ms=nan,rules", deals=2, seed=0, progress=False,
+                  out_dir=str(tmp_path))
+    assert list(tmp_path.iterdir()) == []
+
+
+@pytest.fixture
+def bad_weights(tmp_path):
+    from cardenvs.arena import import_agents
+
+    trained = importlib.import_module(import_agents().__name__ + ".trained")
+    files = {"garbage": tmp_path / "garbage.npz", "empty": tmp_path / "empty.npz",
+             "folder": tmp_path / "folder.npz", "other_game": trained.default_weights_path("doudizhu"),
+             "no_arrays": tmp_path / "meta_only.npz", "nan": tmp_path / "nan.npz"}
+    files["garbage"].write_bytes(b"this is not a zip archive\n" * 4)
+    files["empty"].write_bytes(b"")
+    files["folder"].mkdir()
+    np.savez(files["no_arrays"], meta=np.frombuffer(b'{"format": 1}', np.uint8))
+    net = trained.QNetwork(trained.default_weights_path("wakeng"))
+    layers = [(w.copy(), b.copy()) for w, b in net.layer_list()]
+    layers[0][0][0, 0] = np.nan
+    trained.save_weights(str(files["nan"]), layers, net.obs_dim, dict(net.meta), np.float32,
+                         ctx_dim=net.ctx_dim)
+    return files
+
+
+@pytest.mark.parametrize("kind,reason", [
+    ("garbage", "not a .npz archive"), ("empty", "the file is empty"),
+    ("folder", "no weight file|it is a folder"), ("other_game", "the weights are for 'doudizhu'"),
+    ("no_arrays", "no 'w_obs' array"), ("nan", "'w_obs' holds NaN or infinite values")])
+def test_a_bad_weight_file_is_an_error_naming_it(bad_weights, kind, reason):
+    """``trained:PATH``, ``trained+search:PATH`` and a search prior ``prior=trained:PATH``: a
+    damaged or foreign file is a ValueError naming the file and what is wrong (a search prior
+    was silently dropped before)."""
+    path = str(bad_weights[kind])
+    for spec in (f"trained:{path}", f"trained+search:{path}", f"search:prior=trained:{path}"):
+        with pytest.raises(ValueError) as e:
+            _agents().make_agent(spec, "wakeng", seed=0)
+        assert repr(path) in str(e.value) and re.search(reason, str(e.value)), (spec, str(e.value))
+        if spec.startswith("search:"):
+            assert "prior='trained:" in str(e.value)
+
+
+def test_the_default_prior_is_kept_and_a_named_one_must_play():
+    ag = _agents()
+    assert ag.make_agent("search", "wakeng", seed=0).prior_agent() is not None
+    assert type(ag.make_agent("search:prior=rules", "wakeng").prior_agent()).__name__ == \
+        "RulesAgent"
+    with pytest.raises(ValueError, match="prior='nobody'.*unknown agent 'nobody'"):
+        ag.make_agent("search:prior=nobody", "wakeng")
+
+
+def _stuck_state(name: str):
+    """A state ``check_state`` accepts (today) where the seat to move leads with no cards:
+    its hand moved to its played pile (no play reaches it; it has no legal action)."""
+    from cardenvs.api import make_game
+    from cardenvs.core.state import CUR, LAST_ROW, PHASE, P_PLAY, played_off
+
+    g = make_game(name)
+    n = g.n_players
+    buf = np.empty(g.n_actions, np.int64)
+    rng = np.random.default_rng(0)
+    s = g.new_state()
+    g.reset(s, 0)
+    while not (s[PHASE] == P_PLAY and s[LAST_ROW] < 0 and g.legal(s, buf) > 3):
+        g.step(s, int(buf[rng.integers(g.legal(s, buf))]))
+    q = int(s[CUR])
+    s[played_off(n, q):played_off(n, q) + 16] += s[hand_off(q):hand_off(q) + 16]
+    s[hand_off(q):hand_off(q) + 16] = 0
+    return g, s, q
+
+
+@pytest.mark.parametrize("spec", ["rollout", "search:rollouts=16"])
+def test_search_agents_name_a_state_without_legal_actions(spec):
+    """A rollout agent at such a state said ``attempt to get argmin of an empty sequence``."""
+    g, s, q = _stuck_state("wakeng")
+    agent = _agents().make_agent(spec, g, seed=0)
+    message = (rf"agent '{spec.split(':')[0]}': the wakeng state leaves player_{q}, to move in "
+               rf"phase 1, no legal action in an unfinished game")
+    with pytest.raises(ValueError, match=message):
+        agent.legal_of(s)
+    with pytest.raises(ValueError) as e:  # check_state may refuse the state first
+        agent.act(None, None, {"state": s})
+    assert "argmin" not in str(e.value)
+    with pytest.raises(ValueError) as e:
+        agent.act_state(s, np.zeros(0, np.int64))
+    assert "argmin" not in str(e.value)
+
+
+def test_determinize_names_the_constraint_no_draw_met():
+    from cardenvs.api import make_game
+    from cardenvs.core.infostate import Constraint, determinize
+
+    g = make_game("doudizhu")
+    s = g.new_state()
+    g.reset(s, 3)
+    rng = np.random.default_rng(0)
+    with pytest.raises(RuntimeError, match=r"cannot determinize the doudizhu state for seat 0: "
+                                           r"no 200,000 draws .* met the constraint that seat 1 "
+                                           r"holds none of '3456789TJQKA2BR'"):
+        determinize(g, s, 0, rng, {1: "3456789TJQKA2BR"})
+    with pytest.raises(RuntimeError, match=r"met the constraint's accept function \(200,000 of "
+                                           r"the last draws failed it\)"):
+        determinize(g, s, 0, rng, Constraint(accept=lambda st: False))
+    assert determinize(g, s, 0, rng, {1: "BR", 2: "BR"}).shape == s.shape  # possible: kept
+
+
+def test_cli_demo_of_an_unknown_game_is_a_cardenvs_error(capsys):
+    from cardenvs.cli import main
+
+    assert main(["demo", "nope"]) == 2
+    assert capsys.readouterr().err.startswith("cardenvs: error: unknown game 'nope'; choose from")

@@ -1073,13 +1073,18 @@ class Determinizer:
         self._buf = np.zeros(game.n_actions + 1, np.int64)
 
     def _accept(self, row: np.ndarray) -> bool:
+        return self._reject(row) is None
+
+    def _reject(self, row: np.ndarray) -> Optional[str]:
+        """The Python check a proposal fails (``"repair"``, ``"choice"``, ``"accept"``), or
+        ``None`` when it passes them all."""
         if self.decl.repair is not None and not self.decl.repair(row):
-            return False
+            return "repair"
         if self.decl.choice and self.game.legal(row, self._buf) < 2:
-            return False
+            return "choice"
         if self.constraint.accept is not None and not self.constraint.accept(row):
-            return False
-        return True
+            return "accept"
+        return None
 
     def batch(self, rng: np.random.Generator, n: int) -> np.ndarray:
         """``(n, S)`` int64 array of ``n`` independent samples."""
@@ -1094,29 +1099,100 @@ class Determinizer:
         chunk = np.empty((64, self.state.shape[0]), np.int64)
         k = 0
         tried = 0
+        rejected = dict.fromkeys(("passes", "repair", "choice", "accept"), 0)
         while k < n:
             if tried >= MAX_TRIES:
-                raise RuntimeError(self._fail())
+                raise RuntimeError(self._fail(rejected))
             if _sample(self.state, self.program, _seed_of(rng), chunk, MAX_TRIES) < 0:
                 raise RuntimeError(self._fail())
             passes = self.passes.ok_batch(chunk) if self.passes is not None else None
             for i, row in enumerate(chunk):
                 tried += 1
-                if (passes is None or passes[i]) and self._accept(row):
+                why = "passes" if passes is not None and not passes[i] else self._reject(row)
+                if why is None:
                     out[k] = row
                     k += 1
                     tried = 0
+                    rejected = dict.fromkeys(rejected, 0)
                     if k == n:
                         break
+                else:
+                    rejected[why] += 1
         return out
 
     def sample(self, rng: np.random.Generator) -> np.ndarray:
         """One sampled state (a new int64 vector)."""
         return self.batch(rng, 1)[0]
 
-    def _fail(self) -> str:
-        return (f"no state consistent with seat {self.seat}'s observation passed the checks "
-                f"and constraints in {MAX_TRIES} draws (an impossible constraint?)")
+    def _fail(self, rejected: Optional[dict] = None) -> str:
+        """Why sampling gave up: the constraint no draw met, named.  ``rejected``: the Python
+        checks' rejection counts (``None``: the kernel's own checks failed every draw)."""
+        g = self.game
+        head = (f"cannot determinize the {g.info.name} state for seat {self.seat}: no "
+                f"{MAX_TRIES:,} draws of the cards it has not seen met ")
+        if rejected is not None and any(rejected.values()):
+            worst = max(rejected, key=rejected.get)
+            what = {
+                "passes": f"the logged passes of seats {self.passes.hidden if self.passes else []}"
+                          f" (a seat that passed held no play that beat; "
+                          f"{len(self.passes) if self.passes else 0} passes checked)",
+                "repair": "the game's consistency check of the fields derived from the hidden "
+                          "hands (Hidden.repair)",
+                "choice": f"the pending choice of seat {int(self.state[CUR])} (the sample must "
+                          f"give it two legal actions or more)",
+                "accept": "the constraint's accept function",
+            }[worst]
+            return (head + what + f" ({rejected[worst]:,} of the last draws failed it); "
+                    f"the state may be unreachable, or the constraint impossible")
+        return head + self._kernel_culprit() + "; the state may be unreachable, or the " \
+            "constraint impossible"
+
+    def _describe(self, item) -> str:
+        """One kernel check or user exclusion in words."""
+        names = {p.offset: p.name for p in self.decl.piles}
+        ranks = self.game.deck.order
+
+        def of(mask: int) -> str:
+            return "".join(ranks[r] for r in range(len(ranks)) if (mask >> r) & 1)
+
+        if isinstance(item, tuple):  # ("exclude", seat, cards)
+            return f"the constraint that seat {item[1]} holds none of {item[2]!r}"
+        if isinstance(item, NotOnly):
+            return (f"the check that {names.get(item.offset, f'state[{item.offset}]')} holds "
+                    f"a card outside {of(item.mask)!r} (NotOnly)")
+        if isinstance(item, FirstMarker):
+            return (f"the check that seat {item.expected} holds the first marked card of ranks "
+                    f"{of(mask_of(item.ranks))!r} (FirstMarker)")
+        if isinstance(item, SuitFirst):
+            return (f"the suit rule that seat {item.expected} holds the first card of its suit "
+                    f"in ranks {of(mask_of(item.ranks))!r} (SuitFirst)")
+        return repr(item)  # pragma: no cover
+
+    def _kernel_culprit(self) -> str:
+        """The kernel check or user exclusion without which sampling succeeds (tried one at a
+        time, with a few draws each), else every one in effect."""
+        from dataclasses import replace
+
+        items: list = [("exclude", q, c) for q, c in dict(self.constraint.exclude).items()]
+        items += list(self.decl.checks)
+        probe = np.empty((1, self.state.shape[0]), np.int64)
+        for item in items:
+            if isinstance(item, tuple):
+                exclude = {q: c for q, c in dict(self.constraint.exclude).items() if q != item[1]}
+                decl = self.decl
+            else:
+                exclude = self.constraint.exclude
+                decl = replace(self.decl, checks=[c for c in self.decl.checks if c is not item])
+            try:
+                prog = compile_hidden(self.game, self.state, decl, exclude)
+            except ValueError:
+                continue
+            if _sample(self.state, prog, 12345, probe, 20_000) >= 0:
+                return self._describe(item)
+        if not items:
+            return ("the hidden piles' own restrictions (the ranks a pile may hold, the cards "
+                    "known in it)")
+        return "these together: " + "; ".join(self._describe(x) for x in items)
 
 
 def determinize(game_or_env, state: np.ndarray, seat: int, rng: np.random.Generator,
