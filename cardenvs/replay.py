@@ -38,6 +38,14 @@ from .core.state import (
 
 FORMAT = "cardenvs-replay"
 VERSION = 1
+#: the top-level keys of a version-1 replay, in the order :func:`replay_of` writes them
+KEYS = ("format", "version", "game", "env", "title", "cardenvs", "options", "seed",
+        "rng_state", "deal_seed", "reset_options", "n_players", "roles", "pile", "ranks",
+        "players", "meta", "deals", "actions", "result")
+#: the keys a replay may leave out
+OPTIONAL_KEYS = ("players", "meta")
+#: the deepest nesting of the free ``meta`` object
+MAX_META_DEPTH = 32
 _MAX_SEED = 2**63 - 1  # the range reset() draws a deal seed from (cardenvs.core.aec)
 
 from .registry import REGISTRY, resolve, spec as _spec
@@ -526,7 +534,7 @@ class _Where:
             if self._lines is None:
                 try:
                     self._lines = _lines_of(self.text)
-                except (ValueError, IndexError):
+                except (ValueError, IndexError, RecursionError):
                     self._lines = {}
             line = self._lines.get(tuple(path)) or self._lines.get(tuple(path[:1]))
         return f"{self.name} line {line} ({label})" if line else f"{self.name} ({label})"
@@ -536,7 +544,7 @@ def _game_of(rep: dict, where: _Where):
     import cardenvs
 
     game = rep.get("game")
-    if game not in cardenvs.GAMES:
+    if not isinstance(game, str) or game not in cardenvs.GAMES:
         raise ValueError(f"{where('game')}: unknown game {game!r}; choose from "
                          f"{', '.join(cardenvs.GAMES)}")
     options = rep.get("options")
@@ -553,8 +561,12 @@ def _game_of(rep: dict, where: _Where):
 def _deal_seed_of(rep: dict, where: _Where) -> int:
     seed, state, ds = rep.get("seed"), rep.get("rng_state"), rep.get("deal_seed")
     if seed is not None:
-        if isinstance(seed, bool) or not isinstance(seed, int):
-            raise ValueError(f"{where('seed')}: 'seed' must be an integer or null")
+        if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
+            raise ValueError(f"{where('seed')}: 'seed' must be an integer >= 0 or null, got "
+                             f"{_short(seed)}")
+        if state is not None:
+            raise ValueError(f"{where('rng_state')}: 'rng_state' must be null beside a seed "
+                             f"(the seed alone deals the game)")
         rng = np.random.default_rng(seed)
     else:
         if not isinstance(state, dict) or state.get("bit_generator") != "PCG64":
@@ -563,10 +575,10 @@ def _deal_seed_of(rep: dict, where: _Where) -> int:
         rng = np.random.Generator(np.random.PCG64())
         try:
             rng.bit_generator.state = state
-        except (TypeError, ValueError, KeyError) as e:
+        except (TypeError, ValueError, KeyError, OverflowError) as e:
             raise ValueError(f"{where('rng_state')}: not a PCG64 state ({e})") from None
     drawn = int(rng.integers(0, _MAX_SEED))
-    if ds != drawn:
+    if isinstance(ds, bool) or ds != drawn:
         raise ValueError(f"{where('deal_seed')}: deal_seed {ds!r} is not the one the seed "
                          f"gives ({drawn}): the seed or the deal seed was edited")
     return drawn
@@ -587,10 +599,27 @@ def verify(rep: dict, name: str = "replay", text: Optional[str] = None) -> dict:
     if rep.get("version") != VERSION:
         raise ValueError(f"{where('version')}: replay format version {rep.get('version')!r}; "
                          f"this cardenvs reads version {VERSION} only")
+    unknown = [k for k in rep if k not in KEYS]
+    if unknown:
+        raise ValueError(f"{where(unknown[0])}: unknown key {_short(unknown[0])}; a version "
+                         f"{VERSION} replay has {', '.join(KEYS)}")
+    missing = [k for k in KEYS if k not in rep and k not in OPTIONAL_KEYS]
+    if missing:
+        raise ValueError(f"{where(missing[0])}: {missing[0]!r} is missing (truncated or edited "
+                         f"file?)")
     for key, typ in (("deals", list), ("actions", list), ("result", dict)):
         if not isinstance(rep.get(key), typ):
             raise ValueError(f"{where(key)}: {key!r} is missing or not a{'n' * (typ is list)} "
                              f"{'array' if typ is list else 'object'} (truncated or edited file?)")
+    if not isinstance(rep["cardenvs"], str):
+        raise ValueError(f"{where('cardenvs')}: 'cardenvs' (the version that wrote the file) "
+                         f"must be a string, got {_short(rep['cardenvs'])}")
+    if "meta" in rep and not isinstance(rep["meta"], dict):
+        raise ValueError(f"{where('meta')}: 'meta' must be an object, got "
+                         f"{_short(rep['meta'])}")
+    if _depth(rep.get("meta")) > MAX_META_DEPTH:
+        raise ValueError(f"{where('meta')}: 'meta' is nested deeper than {MAX_META_DEPTH} "
+                         f"levels")
     env = _game_of(rep, where)
     game = env.unwrapped.game
     deal_seed = _deal_seed_of(rep, where)
@@ -606,15 +635,24 @@ def verify(rep: dict, name: str = "replay", text: Optional[str] = None) -> dict:
         if not isinstance(e, dict):
             raise ValueError(f"{where('actions', i)}: an action must be an object with 'seat', "
                              f"'id' and 'action'")
+    players = rep.get("players")
+    if players is not None and (not isinstance(players, list) or len(players) != game.n_players
+                                or not all(isinstance(p, str) for p in players)):
+        raise ValueError(f"{where('players')}: 'players' must be null or {game.n_players} "
+                         f"names (strings), one per seat; got {_short(players)}")
     illegal = rep["result"].get("illegal_move")
+    if illegal is not None and (isinstance(illegal, bool) or not isinstance(illegal, int)
+                                or not 0 <= illegal < game.n_players):
+        raise ValueError(f"{where('result')}: 'illegal_move' must be a seat in "
+                         f"0..{game.n_players - 1}, got {_short(illegal)}")
     deals, actions, result, _ = _simulate(
         game, deal_seed, ro, entries,
         lambda i: where("actions", i) if i < len(entries) else where("result"), illegal)
     if illegal is not None:
         result["rewards"][illegal] = _num(result["rewards"][illegal] + env.unwrapped.illegal_reward)
     head = _header(game, rep["options"], rep.get("seed"), rep.get("rng_state"), deal_seed, ro)
-    for key in ("game", "n_players", "roles", "pile", "ranks"):
-        if rep.get(key) != head[key]:
+    for key in ("game", "env", "title", "n_players", "roles", "pile", "ranks"):
+        if not _equal(rep.get(key), head[key]):
             raise ValueError(f"{where(key)}: {key!r} is {rep.get(key)!r}, the game gives "
                              f"{head[key]!r}")
     for i, (got, want) in enumerate(zip(entries, actions)):
@@ -628,11 +666,39 @@ def verify(rep: dict, name: str = "replay", text: Optional[str] = None) -> dict:
     return rep
 
 
+def _depth(x) -> int:
+    """How deeply arrays and objects nest in a JSON value (0 for a scalar), without recursion."""
+    deepest, todo = 0, [(x, 0)]
+    while todo:
+        v, d = todo.pop()
+        if isinstance(v, (list, dict)):
+            deepest = max(deepest, d + 1)
+            todo += [(w, d + 1) for w in (v.values() if isinstance(v, dict) else v)]
+    return deepest
+
+
+def _equal(a, b) -> bool:
+    """JSON values equal and of the same types throughout (``true`` is not ``1``)."""
+    if type(a) is not type(b):
+        return False
+    if isinstance(a, list):
+        return len(a) == len(b) and all(_equal(x, y) for x, y in zip(a, b))
+    if isinstance(a, dict):
+        return a.keys() == b.keys() and all(_equal(a[k], b[k]) for k in a)
+    return a == b
+
+
+def _short(x, limit: int = 80) -> str:
+    """``repr(x)`` cut to ``limit`` characters (a message quotes a file's value)."""
+    r = repr(x)
+    return r if len(r) <= limit else r[:limit - 3] + "..."
+
+
 def _same(got, want: dict, at: str) -> None:
     if not isinstance(got, dict):
         raise ValueError(f"{at}: expected an object, got {got!r}")
     for key in sorted(set(got) | set(want)):
-        if got.get(key) != want.get(key):
+        if not _equal(got.get(key), want.get(key)):
             if key not in got:
                 raise ValueError(f"{at}: {key!r} is missing; the game gives {want[key]!r}")
             if key not in want:
@@ -648,6 +714,8 @@ def loads(text: str, name: str = "replay") -> dict:
     except json.JSONDecodeError as e:
         raise ValueError(f"{name} line {e.lineno} column {e.colno}: not valid JSON ({e.msg}); "
                          f"is the file truncated or edited?") from None
+    except RecursionError:
+        raise ValueError(f"{name}: the JSON is nested too deeply to be a replay") from None
     if not isinstance(rep, dict):
         raise ValueError(f"{name} line 1: a replay is a JSON object, got {type(rep).__name__}")
     return verify(rep, name, text)
@@ -660,6 +728,8 @@ def load(path: Union[str, Path]) -> dict:
         text = p.read_text(encoding="utf-8")
     except UnicodeDecodeError as e:
         raise ValueError(f"{p}: not a UTF-8 text file ({e.reason})") from None
+    except OSError as e:
+        raise ValueError(f"{p}: cannot read the replay ({e.strerror or e})") from None
     return loads(text, str(p))
 
 

@@ -233,9 +233,26 @@ def _subtitle(rep: dict) -> str:
             f"{len(rep['actions'])} actions{players}")
 
 
+#: characters of JSON text written as ``\\u`` escapes inside the page's ``<script>`` data
+#: block: ``<`` and ``>`` (no ``</script>``, ``<!--`` or ``<script`` can end the block early or
+#: put the HTML tokenizer in a script-data escape state), ``&``, and U+2028 / U+2029 (line
+#: ends to older JavaScript parsers)
+_SCRIPT_ESCAPES = {ord(c): f"\\u{ord(c):04x}" for c in "<>&\u2028\u2029"}
+
+
+def script_json(value) -> str:
+    """``value`` as JSON text safe inside an HTML ``<script>`` element: the characters of
+    :data:`_SCRIPT_ESCAPES` (which JSON allows only inside strings) become ``\\u`` escapes,
+    so the text parses back to the same value and no string in it can close or disturb the
+    element."""
+    return json.dumps(value, ensure_ascii=False, allow_nan=False).translate(_SCRIPT_ESCAPES)
+
+
 def render_html(rep: dict) -> str:
-    """The viewer page of a (verified) replay as one HTML string."""
-    data = json.dumps(rep, ensure_ascii=False).replace("</", "<\\/")
+    """The viewer page of a (verified) replay as one HTML string; every string of the replay
+    (player names, the title, options) is escaped for where it lands (:func:`script_json`
+    in the data block, ``html.escape`` in the text)."""
+    data = script_json(rep)
     title = html.escape(f"{rep['title']} replay")
     return f"""<!DOCTYPE html>
 <html lang="en"><head><meta charset="utf-8">
@@ -295,14 +312,30 @@ def summary(rep: dict) -> str:
     return "\n".join(lines)
 
 
+def _check_out(html_out) -> None:
+    """Refuse an output path that cannot be the page's file (empty, a folder) before anything
+    is read or written."""
+    if not isinstance(html_out, (str, Path)) or not str(html_out):
+        raise ValueError(f"--html needs the path of the page to write, got {html_out!r}")
+    out = Path(html_out)
+    if out.is_dir():
+        raise ValueError(f"{out}: is a folder; give the path of the HTML file to write, e.g. "
+                         f"{out / 'replay.html'}")
+
+
 def main_replay(path: str, html_out: Optional[str] = None, stream=None) -> dict:
     """What ``cardenvs replay FILE [--html OUT]`` does: verify the file (a ``ValueError``
     naming the line and why, and nothing written, when it is bad), then print it or write
     the viewer."""
     stream = sys.stdout if stream is None else stream
+    if html_out is not None:
+        _check_out(html_out)
     rep = load(path)
     if html_out:
-        out = write_html(rep, html_out)
+        try:
+            out = write_html(rep, html_out)
+        except OSError as e:
+            raise ValueError(f"{html_out}: cannot write the page ({e.strerror or e})") from None
         print(f"wrote {out} ({len(rep['actions'])} actions; open it in a browser, offline)",
               file=stream)
     else:

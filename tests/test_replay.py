@@ -391,3 +391,78 @@ def test_arena_saves_all_or_the_most_lopsided_deals(tmp_path):
     assert names == sorted(f"deal{want:05d}_lineup{i}.json" for i in range(len(top["lineups"])))
     with pytest.raises(ValueError, match="save_replays_top needs save_replays"):
         run_arena("wakeng", "random,rules", deals=1, save_replays_top=2, progress=False)
+
+
+@pytest.mark.parametrize("edit,message", [
+    (lambda r: r.pop("title"), r"\(title\): 'title' is missing"),
+    (lambda r: r.update(title="Chess"), r"\(title\): 'title' is 'Chess', the game gives"),
+    (lambda r: r.update(env="chess_v0"), r"\(env\): 'env' is 'chess_v0'"),
+    (lambda r: r.pop("cardenvs"), r"'cardenvs' is missing"),
+    (lambda r: r.update(cardenvs=3), r"'cardenvs' \(the version that wrote the file\) must be a"),
+    (lambda r: r.update(players="abc"), r"\(players\): 'players' must be null or 3 names"),
+    (lambda r: r.update(players=["a", "b"]), r"'players' must be null or 3 names"),
+    (lambda r: r.update(players=["a", "b", 3]), r"'players' must be null or 3 names"),
+    (lambda r: r.update(meta=[1]), r"\(meta\): 'meta' must be an object"),
+    (lambda r: r.update(meta={"a": json.loads("[" * 40 + "]" * 40)}),
+     r"'meta' is nested deeper than 32"),
+    (lambda r: r.update(extra=1), r"\(extra\): unknown key 'extra'; a version 1 replay has"),
+    (lambda r: r.update(game=["doudizhu"]), r"\(game\): unknown game \['doudizhu'\]"),
+    (lambda r: r.update(n_players=True), r"'n_players' is True"),
+    (lambda r: r.update(seed=-3), r"\(seed\): 'seed' must be an integer >= 0 or null, got -3"),
+    (lambda r: r.update(rng_state={"bit_generator": "PCG64"}),
+     r"\(rng_state\): 'rng_state' must be null beside a seed"),
+    (lambda r: r.update(seed=None, rng_state={
+        "bit_generator": "PCG64", "state": {"state": 2**200, "inc": -5}, "has_uint32": 0,
+        "uinteger": 0}), r"\(rng_state\): not a PCG64 state"),
+    (lambda r: r["result"].update(illegal_move="x"), r"'illegal_move' must be a seat in 0\.\.2"),
+    (lambda r: r["result"].update(illegal_move=True), r"'illegal_move' must be a seat"),
+    (lambda r: r["actions"][0].update(seat=bool(r["actions"][0]["seat"])), r"\(actions\[0\]\)"),
+])
+def test_every_field_is_verified(ddz_text, edit, message):
+    """A field load() does not check is a field a viewer trusts: each is verified (issue 51)."""
+    with pytest.raises(ValueError, match=message):
+        R.loads(_edit(ddz_text, edit))
+
+
+def test_deeply_nested_json_is_a_value_error():
+    with pytest.raises(ValueError, match="nested too deeply"):
+        R.loads("[" * 100_000 + "]" * 100_000, "deep.json")
+
+
+def test_cli_refuses_damaged_files_and_bad_outputs_with_exit_2(tmp_path, ddz_text, capsys):
+    """Each damaged input and each impossible --html output: ``cardenvs: error: FILE: ...`` and
+    exit 2, no traceback, and nothing written."""
+    from cardenvs.cli import main
+
+    cases = {
+        "notitle.json": _edit(ddz_text, lambda r: r.pop("title")),
+        "rng.json": _edit(ddz_text, lambda r: r.update(seed=None, rng_state={
+            "bit_generator": "PCG64", "state": {"state": 2**200, "inc": 1}, "has_uint32": 0,
+            "uinteger": 0})),
+        "deep.json": "[" * 100_000 + "]" * 100_000,
+        "players.json": _edit(ddz_text, lambda r: r.update(players=[1, 2, 3])),
+        "binary.json": None,
+    }
+    for name, text in cases.items():
+        p = tmp_path / name
+        if text is None:
+            p.write_bytes(b"\xff\xfe\x00garbage")
+        else:
+            p.write_text(text)
+    cases["missing.json"] = None
+    folder = tmp_path / "out_dir"
+    folder.mkdir()
+    before = sorted(p.name for p in tmp_path.iterdir())
+    for name in cases:
+        out = tmp_path / f"{name}.html"
+        assert main(["replay", str(tmp_path / name), "--html", str(out)]) == 2, name
+        err = capsys.readouterr().err
+        assert err.startswith(f"cardenvs: error: {tmp_path / name}"), err
+        assert "Traceback" not in err
+        assert not out.exists()
+    good = tmp_path / "good.json"
+    good.write_text(ddz_text)
+    assert main(["replay", str(good), "--html", str(folder)]) == 2
+    assert capsys.readouterr().err.startswith(f"cardenvs: error: {folder}: is a folder")
+    assert list(folder.iterdir()) == []
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted(before + ["good.json"])

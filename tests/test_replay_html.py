@@ -22,6 +22,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from html.parser import HTMLParser
 from pathlib import Path
 
 import numpy as np
@@ -270,6 +271,89 @@ def test_viewer_steps_by_keyboard_and_shows_the_replay(browser, tmp_path, name, 
     dom = json.loads(browser.eval(READ))
     assert dom["step"] == f"step 4 / {n_act}" and [s["hand"] for s in dom["seats"]] == frames[4][0]
     _not_blank(browser.screenshot())
+
+
+#: names an untrusted replay file (or the arena's agent specs) may hold: each would break out of
+#: a <script> element, or put the HTML tokenizer into a state that swallows the next one
+HOSTILE = ["<!--<script>", "</script><script>document.title='pwned'</script>",
+           "search:prior=trained:</SCRIPT >x.npz,ms=5", "a&amp;b\u2028\u2029<>'\"",
+           "<!-- -->--><script>"]
+
+
+class _Page(HTMLParser):
+    """The script elements (attributes, text) and the <title> of a page, as a conforming
+    HTML parser splits them."""
+
+    def __init__(self):
+        super().__init__(convert_charrefs=True)
+        self.scripts: list = []
+        self.title = ""
+        self._in = None
+
+    def handle_starttag(self, tag, attrs):
+        self._in = tag
+        if tag == "script":
+            self.scripts.append([dict(attrs), ""])
+
+    def handle_endtag(self, tag):
+        self._in = None
+
+    def handle_data(self, data):
+        if self._in == "script":
+            self.scripts[-1][1] += data
+        elif self._in == "title":
+            self.title += data
+
+
+def _hostile_replay(name="wakeng", seed=4):
+    env = played_game(name, seed)
+    n = env.unwrapped.game.n_players
+    rep = env.unwrapped.replay(players=[HOSTILE[i % len(HOSTILE)] + f" {i}" for i in range(n)],
+                               meta={"agents": HOSTILE, HOSTILE[0]: HOSTILE[1]})
+    return R.loads(R.dumps(rep))  # it is a valid replay: the names are data
+
+
+def test_hostile_names_titles_and_specs_stay_data_in_the_page():
+    """Names, agent specs and a title that would close or disturb the <script> element stay
+    inside it as data: the data block holds no '<', '>' or '&' (nor U+2028 / U+2029), the
+    parser sees exactly the two scripts of the viewer, the data parses back to the replay and
+    the viewer's code is intact."""
+    from cardenvs.replay_html import _JS, render_html, script_json
+
+    rep = _hostile_replay()
+    titled = dict(rep, title=HOSTILE[1])  # render_html of a dict that was never verified
+    for r in (rep, titled):
+        page = render_html(r)
+        parsed = _Page()
+        parsed.feed(page)
+        parsed.close()
+        assert [a.get("id") for a, _ in parsed.scripts] == ["replay-data", None]
+        (attrs, data), (_, code) = parsed.scripts
+        assert attrs["type"] == "application/json"
+        assert json.loads(data) == r
+        assert code == _JS
+        assert not set(data) & set("<>&\u2028\u2029")
+        assert parsed.title == f"{r['title']} replay"
+    assert script_json({"x": "</script>\u2028"}) == '{"x": "\\u003c/script\\u003e\\u2028"}'
+
+
+@needs_chromium
+def test_viewer_runs_with_hostile_names_in_chromium(browser, tmp_path):
+    """The page of a replay whose player names and meta hold markup runs in Chromium: the
+    viewer steps, and each seat shows its name as text (no element, no swallowed script)."""
+    rep = _hostile_replay()
+    page = write_html(rep, tmp_path / "hostile.html")
+    browser.open(page.resolve().as_uri())
+    n_act = len(rep["actions"])
+    assert browser.eval("document.getElementById('step').textContent") == f"step 0 / {n_act}"
+    browser.key(*RIGHT)
+    assert browser.eval("document.getElementById('step').textContent") == f"step 1 / {n_act}"
+    names = browser.eval("JSON.stringify([...document.querySelectorAll('.seat .name')]"
+                         ".map(e => e.textContent))")
+    assert sorted(json.loads(names)) == sorted(f"player_{i} ({p})"
+                                               for i, p in enumerate(rep["players"]))
+    assert browser.eval("document.scripts.length") == 2
+    assert browser.eval("document.title") == f"{rep['title']} replay"
 
 
 def _trick(rep, k):
