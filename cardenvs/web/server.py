@@ -223,4 +223,4 @@ def serve(host: str = "127.0.0.1", port: int = 8000, delay: float = DEFAULT_DELA
     if isinstance(port, bool) or not isinstance(port, int) or not 0 <= port <= 65535:
         raise ValueError(f"port must be 0..65535, got {port!r}")
     print(f"cardenvs serve: open http://{host}:{port}/ in a browser (Ctrl-C stops)", flush=True)
-    uvicorn.run(create_app(delay), host=host, port=port, log_level="warning", ws="websockets")
+    uvicorn.run(create_app(delay), host=host, port=port, log_level="warning", ws="websockets-sansio")

@@ -211,5 +211,6 @@ const App = (() => {
     }).catch(e => showError("cannot reach the server: " + e));
   }
   init();
-  return {get state(){ return state; }, get selected(){ return [...selected]; }, start, act};
+  return {get state(){ return state; }, get selected(){ return [...selected]; }, get waiting(){ return waiting; },
+          start, act, choose};
 })();
