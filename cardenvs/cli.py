@@ -8,7 +8,8 @@ of each field);
 rules,random --deals N`` plays duplicate deals between agents; ``cardenvs compare A B`` sets
 two arena results of the same deals side by side, deal by deal; ``cardenvs play GAME`` lets you
 play against them in the terminal; ``cardenvs replay FILE.json [--html OUT.html]`` checks a
-replay and prints it or writes an HTML viewer.
+replay and prints it or writes an HTML viewer; ``cardenvs serve [--host 127.0.0.1] [--port
+8000]`` starts the web app: play and watch every game in a browser.
 """
 
 from __future__ import annotations
@@ -158,6 +159,11 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     rp.add_argument("file")
     rp.add_argument("--html", default=None, metavar="OUT.html",
                     help="write a self-contained HTML page that steps through the game")
+    sv = sub.add_parser("serve", help="play and watch every game in a browser (needs the web "
+                                      "extra: pip install \"cardenvs[web]\")")
+    sv.add_argument("--host", default="127.0.0.1",
+                    help="the address to listen on (default 127.0.0.1: this machine only)")
+    sv.add_argument("--port", type=int, default=8000)
     args = parser.parse_args(argv)
 
     import cardenvs
@@ -206,6 +212,13 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
             from .play import play
 
             play(args.game, args.agents, seat=args.seat, seed=args.seed, options=dict(args.option))
+        elif args.cmd == "serve":
+            try:
+                from .web import server
+            except ImportError as e:
+                raise ValueError(f"cardenvs serve needs the web extra ({e.name} is missing): "
+                                 f"pip install \"cardenvs[web]\"") from None
+            server.serve(args.host, args.port)
     except (ValueError, TypeError) as e:
         print(f"cardenvs: error: {e}", file=sys.stderr)
         return 2
