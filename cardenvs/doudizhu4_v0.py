@@ -30,7 +30,7 @@ landlord loses: the reverse.
 **Options** (keywords of ``env()``): ``auction="bid"|"fixed"`` (fixed: seat 0 is landlord at
 bid 1), ``all_pass="void"|"redeal"``, ``max_redeals=3``, ``spring=False`` (x2 for 春天 / 反春,
 as for 3 players), ``reward="score"|"win_loss"``, ``illegal="lose"|"raise"``,
-``illegal_reward=-1``, ``render_mode=None|"ansi"|"human"``.  ``preset`` accepts only
+``illegal_reward=-1``, ``render_mode=None|"ansi"|"human"|"rgb_array"``.  ``preset`` accepts only
 ``"seed"`` (DouZero and RLCard have no 4-player game).
 
 **Action blocks** (``env.unwrapped.game.blocks``):

@@ -14,7 +14,7 @@ is imported, ``pettingzoo.make("aec", "cardenvs/doudizhu-v0")``.
 **Options** (keywords of ``env()``): ``auction="bid"|"fixed"``, ``all_pass="void"|"redeal"``,
 ``max_redeals=3``, ``spring=False``, ``reward="score"|"win_loss"``,
 ``preset="seed"|"douzero"|"rlcard"``, ``illegal="lose"|"raise"``, ``illegal_reward=-1``,
-``render_mode=None|"ansi"|"human"``.
+``render_mode=None|"ansi"|"human"|"rgb_array"``.
 
 **Action blocks** (``env.unwrapped.game.blocks``): ``play`` = one id per canonical play and
 reading (``action_to_string`` writes plays with kickers as ``body+kickers``, e.g.

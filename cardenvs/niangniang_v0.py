@@ -36,7 +36,7 @@ for ``prev="444"``).
 ``huozi_scope="returned"|"bottom"``, ``huozi_when="always"|"last"|"never"``, ``match=False``,
 ``target_score=40``, ``max_hands=100``, ``reward="score"|"win_loss"``,
 ``allow_trio_single=False``, ``min_pair_chain=2`` (2..5), ``illegal="lose"|"raise"``,
-``illegal_reward=-1``, ``render_mode=None|"ansi"|"human"``.  ``allow_trio_single`` and
+``illegal_reward=-1``, ``render_mode=None|"ansi"|"human"|"rgb_array"``.  ``allow_trio_single`` and
 ``min_pair_chain`` change the play table and so ``N`` (``allow_trio_single=True``: 462 plays).
 
 **Action blocks** (``env.unwrapped.game.blocks``, default options):

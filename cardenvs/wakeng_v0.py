@@ -26,8 +26,8 @@ n = cards held by the losing side.  Decisions where the rules page is silent are
 ``min_pair_chain=3`` (2..8), ``min_airplane=2`` (2..5),
 ``first_bidder="S3"|"lowest_heart"|"lowest_club"``, ``open_hand=False``,
 ``reveal_kitty=False``, ``reward="score"|"win_loss"``, ``illegal="lose"|"raise"``,
-``illegal_reward=-1``, ``render_mode=None|"ansi"|"human"``.  The minimum chain lengths change
-the play table and so ``N``.
+``illegal_reward=-1``, ``render_mode=None|"ansi"|"human"|"rgb_array"``.  The minimum chain
+lengths change the play table and so ``N``.
 
 **Action blocks** (``env.unwrapped.game.blocks``, default options):
 

@@ -34,6 +34,7 @@ import numpy as np
 from gymnasium import spaces
 
 from .core.options import check_seed, set_env_args
+from .core.render import RENDER_FPS, RENDER_MODES
 from .core.state import CUR, P_DONE, PHASE, REW0
 
 _MAX_SEED = 2**63 - 1  # deal seeds as in cardenvs.core.aec.CardEnv.reset
@@ -180,7 +181,9 @@ class SeatEnv(gymnasium.Env):
             game with ``illegal_reward`` for the learner and ``info["illegal_move"]``;
             ``"raise"``: a ``ValueError`` naming the action, the game unchanged.
         illegal_reward: the learner's reward for an illegal action (``-1``).
-        render_mode: ``None``, ``"ansi"`` or ``"human"``.
+        render_mode: ``None``, ``"ansi"`` (:meth:`render` returns the whole table as text),
+            ``"human"`` (prints it after every step) or ``"rgb_array"`` (returns it as an
+            ``(H, W, 3)`` ``uint8`` image; gymnasium's ``RecordVideo`` records it).
         info_legal_actions: also put the learner's legal action ids in
             ``info["legal_actions"]`` (a varying-length ``int64`` array; off by default so
             that ``gymnasium.vector`` and other stackers see fixed-shape infos).
@@ -213,7 +216,7 @@ class SeatEnv(gymnasium.Env):
     ``gymnasium.make("cardenvs/Wakeng-Seat-v0", seats=1)``.
     """
 
-    metadata = {"render_modes": ["ansi", "human"], "render_fps": 4}
+    metadata = {"render_modes": list(RENDER_MODES), "render_fps": RENDER_FPS}
 
     def __init__(self, game: Union[str, Any] = "doudizhu", seats: Union[int, Sequence[int]] = 0,
                  opponents: Any = "random", *, illegal: str = "lose",

@@ -29,8 +29,8 @@ last active player) pays 1, or 2 when the 头家 had declared.
 ``joker_order="big_over_small"|"first_played"``, ``first_lead="S3"|"C3"``,
 ``declare_must_include="seed"|"one"|"all"``, ``play_to_completion=False``,
 ``reward="score"|"win_loss"``, ``illegal="lose"|"raise"``, ``illegal_reward=-1``,
-``render_mode=None|"ansi"|"human"``.  ``wild_jokers`` changes the play table and so ``N``:
-``"both"`` 6,039 rows, N = 6,068; ``"big_only"`` 6,015 rows, N = 6,031; ``"none"`` 5,991 rows,
+``render_mode=None|"ansi"|"human"|"rgb_array"``.  ``wild_jokers`` changes the play table and so
+``N``: ``"both"`` 6,039 rows, N = 6,068; ``"big_only"`` 6,015 rows, N = 6,031; ``"none"`` 5,991 rows,
 N = 5,993.
 
 **Action blocks** (``env.unwrapped.game.blocks``, default options):

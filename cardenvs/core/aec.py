@@ -37,6 +37,7 @@ from pettingzoo import AECEnv
 
 from .game import Game
 from .options import check_seed, set_env_args
+from .render import RENDER_FPS, RENDER_MODES
 
 _MAX_SEED = 2**63 - 1
 _SNAPSHOT_KEYS = ("state", "agents", "rewards", "cumulative", "terminations", "truncations",
@@ -47,7 +48,9 @@ class CardEnv(AECEnv, EzPickle):
     """Base AEC environment over a :class:`cardenvs.core.game.Game`.
 
     Args:
-        render_mode: ``None``, ``"ansi"`` or ``"human"``.
+        render_mode: ``None``, ``"ansi"`` (:meth:`render` returns the table as text),
+            ``"human"`` (prints it after every step) or ``"rgb_array"`` (returns it as an
+            ``(H, W, 3)`` ``uint8`` image, one size for every position of a game).
         illegal: ``"lose"`` (default, PettingZoo's convention): an illegal action ends the
             game, the mover gets ``illegal_reward`` and ``infos[mover]["illegal_move"]`` is
             True; ``"raise"``: a ``ValueError`` naming the action, the game unchanged.
@@ -58,7 +61,8 @@ class CardEnv(AECEnv, EzPickle):
         **options: the game's options.
     """
 
-    metadata = {"render_modes": ["ansi", "human"], "name": "cardenv_v0", "is_parallelizable": False}
+    metadata = {"render_modes": list(RENDER_MODES), "render_fps": RENDER_FPS,
+                "name": "cardenv_v0", "is_parallelizable": False}
     game_class: type = Game
     #: the registry name of the game (:mod:`cardenvs.registry`), set by the class keyword of a
     #: game's environment: ``class raw_env(CardEnv, game="wakeng")``

@@ -461,8 +461,16 @@ class DouDizhu(Game):
 
     # -- features for (state, action) scorers -----------------------------------------------------
     # -- text ------------------------------------------------------------------------------------
-    def render(self, state: np.ndarray) -> str:
-        from ..core.render import render_climbing
+    def table_view(self, state: np.ndarray):
+        """The table as :class:`cardenvs.core.render.TableView` (read by the text and the
+        image renders)."""
+        from ..core.render import climbing_view
 
-        return render_climbing(self, state, role_name="landlord")
+        return climbing_view(self, state, role_name="landlord")
+
+    def render(self, state: np.ndarray) -> str:
+        """The table as text (``render_mode="ansi"``)."""
+        from ..core.render import text_of
+
+        return text_of(self.table_view(state))
 

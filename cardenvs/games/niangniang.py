@@ -1390,57 +1390,79 @@ class Niangniang(Game):
             s += " (" + " ".join(f"joker={self.order[r]}" for r in js) + ")"
         return s
 
-    def render(self, state: np.ndarray) -> str:
+    def table_view(self, state: np.ndarray):
+        """The table as :class:`cardenvs.core.render.TableView` (read by the text and the
+        image renders): the 娘娘 and the hand number in the header, the match totals above
+        the seats, each seat's place (and whether it is stuck), the bottom, the cards taken
+        and returned, the 亮3 draw, the play to beat with its stand-ins, the jokers being
+        chosen, the last six plays and the result."""
+        from ..core.render import (
+            SeatView, TableLine, TableView, mark_last, recent_line, rewards_text, seat_rewards,
+        )
+
         s = state
         ph = int(s[PHASE])
         nn = int(s[LANDLORD])
-        lines = [f"{self.info.title} | phase: {PHASE_NAMES[ph]} | 娘娘: "
-                 f"{'-' if nn < 0 else f'player_{nn}'} | hand {int(s[A_HANDNO]) + (ph != P_DONE)}"]
+        done = ph == P_DONE
+        facts = [f"phase: {PHASE_NAMES[ph]}", f"娘娘: {'-' if nn < 0 else f'player_{nn}'}",
+                 f"hand {int(s[A_HANDNO]) + (ph != P_DONE)}"]
+        head = []
         if self.options["match"]:
-            lines.append("   totals: " + " ".join(f"{int(x):+d}" for x in s[X_TOTAL:X_TOTAL + NP])
-                         + f" (target {self.options['target_score']})")
+            totals = " ".join(f"{int(x):+d}" for x in s[X_TOTAL:X_TOTAL + NP])
+            head.append(TableLine("totals", f"{totals} (target {self.options['target_score']})"))
+        seats = []
         for q in range(NP):
             role = "娘娘" if q == nn else ("catcher" if nn >= 0 else "")
-            mark = "->" if ph != P_DONE and q == int(s[CUR]) else "  "
-            hand = self.cards(s, f"hand{q}")
             pl = int(s[X_PLACE + q])
             tag = ""
             if pl:
-                tag = f" place {pl}" + (" (stuck)" if self.stuck(s)[q] else "")
-            lines.append(f"{mark} player_{q} {role:>7} [{len(hand):2d}] {hand}{tag}")
-        lines.append(f"   bottom: {self.cards(s, 'bottom')}")
+                tag = f"place {pl}" + (" (stuck)" if self.stuck(s)[q] else "")
+            seats.append(SeatView(q, role, self.cards(s, f"hand{q}"), tag,
+                                  to_move=not done and q == int(s[CUR])))
+        bottom = self.cards(s, "bottom")
+        lines = [TableLine("bottom", bottom, cards=bottom)]
         if nn >= 0 and int(s[A_NTAKE]):
             ret = self.cards(s, "returned")
             live = sum(ch not in "32BR" for ch in ret)
-            lines.append(f"   taken: {self.cards(s, 'taken')} | returned: {ret or '-'} "
-                         f"({live} 活子)")
+            lines.append(TableLine("taken", f"{self.cards(s, 'taken')} | returned: {ret or '-'} "
+                                            f"({live} 活子)"))
         if ph == P_REVEAL:
-            lines.append(f"   亮3 draw {int(s[NREDEAL]) + 1}: 3s go to "
-                         + " ".join(f"p{int(x)}" for x in s[X_THREES:X_THREES + 4])
-                         + f"; offered: 3 no. {int(s[X_OFFER]) + 1}")
+            lines.append(TableLine(f"亮3 draw {int(s[NREDEAL]) + 1}", "3s go to "
+                                   + " ".join(f"p{int(x)}" for x in s[X_THREES:X_THREES + 4])
+                                   + f"; offered: 3 no. {int(s[X_OFFER]) + 1}"))
         prev = int(s[LAST_ROW])
         if prev >= 0 and ph in (P_PLAY, P_JOKER):
             js = [r for r in range(NNAT) for _ in range(int(s[X_LJ + r]))] + [-1, -1]
-            lines.append(f"   to beat: {self.play_string(s, prev, js[0], js[1])} "
-                         f"by player_{int(s[LAST_SEAT])}")
+            play = self.play_string(s, prev, js[0], js[1])
+            by = f"by player_{int(s[LAST_SEAT])}"
+            row = self.table.row_string(prev)
+            lines.append(TableLine("to beat", f"{play} {by}", cards=row,
+                                   note=(play[len(row):] + " " + by).strip()))
         if ph == P_JOKER:
-            lines.append(f"   choosing jokers for: {self.table.row_string(int(s[A_PENDING]))}; "
-                         f"stand-ins so far: {self.stand_ins(s, X_PJ) or '-'}")
+            lines.append(TableLine("choosing jokers for",
+                                   f"{self.table.row_string(int(s[A_PENDING]))}; "
+                                   f"stand-ins so far: {self.stand_ins(s, X_PJ) or '-'}"))
         m = int(s[X_NREC])
-        hist = []
-        for j in range(max(0, m - 6), m):
+        acts = []
+        for j in range(max(0, m - N_REC), m):
             b = X_REC + 4 * (j % N_REC)
             row = int(s[b + 1])
             txt = "pass" if row < 0 else self.play_string(s, row, int(s[b + 2]), int(s[b + 3]))
-            hist.append(f"p{int(s[b])}:{txt}")
-        if hist:
-            lines.append("   recent: " + ", ".join(hist))
-        if ph == P_DONE:
-            from ..core.render import rewards_text
-
+            acts.append((int(s[b]), txt))
+        lines += recent_line(acts[-6:])
+        if done:
             res = rewards_text(s, NP)
             sc = " ".join(f"{int(x):+d}" for x in s[X_SCORE:X_SCORE + NP])
             pls = " ".join(str(int(x)) for x in s[X_LPLACE:X_LPLACE + NP])
-            lines.append(f"   result: places {pls}; scores {sc}; rewards {res}"
-                         + (" (match truncated)" if s[X_TRUNC] else ""))
-        return "\n".join(lines) + "\n"
+            lines.append(TableLine("result", f"places {pls}; scores {sc}; rewards {res}"
+                                   + (" (match truncated)" if s[X_TRUNC] else "")))
+        view = TableView(self.info.title, facts, seats, lines, head=head, role_width=7,
+                         done=done)
+        seat_rewards(view, s)
+        return mark_last(view, acts)
+
+    def render(self, state: np.ndarray) -> str:
+        """The table as text (``render_mode="ansi"``)."""
+        from ..core.render import text_of
+
+        return text_of(self.table_view(state))

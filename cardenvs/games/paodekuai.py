@@ -320,11 +320,21 @@ class PaoDeKuai(Game):
         return {"leader": int(state[A_LEADER]), "bombs": state[A_BOMBS:A_BOMBS + NP].tolist(),
                 "scores": state[A_TOTAL:A_TOTAL + NP].tolist()}
 
-    def render(self, state: np.ndarray) -> str:
-        from ..core.render import render_climbing
+    def table_view(self, state: np.ndarray):
+        """The table as :class:`cardenvs.core.render.TableView` (read by the text and the
+        image renders): the first leader, the bombs won and the scores in the header; no
+        kitty (the unused cards stay hidden)."""
+        from ..core.render import climbing_view
 
-        body = render_climbing(self, state, role_name="").split("\n")
+        view = climbing_view(self, state, role_name="")
         f = self.public_facts(state)
-        body[0] = (f"{self.info.title} | leader: player_{f['leader']} | bombs won: {f['bombs']} "
-                   f"| scores: {f['scores']}")
-        return "\n".join(b for b in body if not b.startswith("   kitty"))
+        view.facts = [f"leader: player_{f['leader']}", f"bombs won: {f['bombs']}",
+                      f"scores: {f['scores']}"]
+        view.lines = [ln for ln in view.lines if ln.label != "kitty"]
+        return view
+
+    def render(self, state: np.ndarray) -> str:
+        """The table as text (``render_mode="ansi"``)."""
+        from ..core.render import text_of
+
+        return text_of(self.table_view(state))

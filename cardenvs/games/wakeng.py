@@ -792,27 +792,37 @@ class Wakeng(Game):
         return h
 
     # -- text ------------------------------------------------------------------------------------
-    def render(self, state: np.ndarray) -> str:
-        from ..core.render import render_climbing
+    def table_view(self, state: np.ndarray):
+        """The table as :class:`cardenvs.core.render.TableView` (read by the text and the
+        image renders): bombs, the open hand and the first bidder in the header; the buried
+        cards, the first leader and the diamonds' holders after the kitty."""
+        from ..core.render import TableLine, climbing_view
 
-        body = render_climbing(self, state, role_name="digger").split("\n")
+        view = climbing_view(self, state, role_name="digger")
         ph = int(state[PHASE])
         open_ = {-1: "-", 0: "no", 1: "yes"}[int(state[A_OPEN])]
-        head = (f"{self.info.title} | phase: {PHASE_NAMES[ph]} | bid: {int(state[BID])} | "
-                f"bombs: {int(state[NDOUBLE])} | open: {open_} | "
-                f"first bidder: player_{int(state[FIRST])}")
+        view.facts = [f"phase: {PHASE_NAMES[ph]}", f"bid: {int(state[BID])}",
+                      f"bombs: {int(state[NDOUBLE])}", f"open: {open_}",
+                      f"first bidder: player_{int(state[FIRST])}"]
         extra = []
         if int(state[A_TAKEN]):
-            extra.append(f"   buried: {self.deck.format(state[BURIED:BURIED + 16])}")
+            buried = self.deck.format(state[BURIED:BURIED + 16])
+            extra.append(TableLine("buried", buried, cards=buried))
         if int(state[A_LEADER]) >= 0:
-            extra.append(f"   first lead: player_{int(state[A_LEADER])}")
+            extra.append(TableLine("first lead", f"player_{int(state[A_LEADER])}"))
         diam = "".join(ORDER[r] for r in range(NR) if state[DIAM + r] >= 0)
         if diam:
             own = " ".join(f"p{w}:" + "".join(ORDER[r] for r in range(NR) if state[DIAM + r] == w)
                            for w in range(NP))
-            extra.append(f"   diamonds: {own}")
-        lines = [head] + body[1:2 + NP] + extra + body[2 + NP:]
-        return "\n".join(lines)
+            extra.append(TableLine("diamonds", own))
+        view.lines = view.lines[:1] + extra + view.lines[1:]  # after the kitty
+        return view
+
+    def render(self, state: np.ndarray) -> str:
+        """The table as text (``render_mode="ansi"``)."""
+        from ..core.render import text_of
+
+        return text_of(self.table_view(state))
 
     # -- helpers for tests and people ------------------------------------------------------------
     def buried(self, state: np.ndarray) -> str:

@@ -1591,21 +1591,28 @@ class Wulong(Game):
             return ""
         return self.realisation_string(row, state[X_LB:X_LB + NAT], state[X_LR:X_LR + NAT])
 
-    def render(self, state: np.ndarray) -> str:
-        from ..core.render import recent_lines, rewards_text
+    def table_view(self, state: np.ndarray):
+        """The table as :class:`cardenvs.core.render.TableView` (read by the text and the
+        image renders): the dealer, the first leader, 头家 and 末家 in the header; each seat's
+        declaration and status; the unused cards, the play to beat with its reading, the
+        jokers being chosen, the last eight actions and the result."""
+        from ..core.render import (
+            SeatView, TableLine, TableView, log_actions, mark_last, recent_line, rewards_text,
+            seat_rewards,
+        )
 
         ph = int(state[PHASE])
+        done = ph == P_DONE
 
         def seat_name(q: int) -> str:
             return f"player_{q}" if q >= 0 else "-"
 
-        lines = [
-            f"{self.info.title} | phase: {PHASE_NAMES[ph]} | dealer: "
-            f"{seat_name(int(state[A_DEALER]))} | first lead: {seat_name(int(state[A_LEADER]))}"
-            f" | 头家: {seat_name(int(state[WINNER]))} | 末家: {seat_name(int(state[A_LOSER]))}"
-        ]
+        facts = [f"phase: {PHASE_NAMES[ph]}", f"dealer: {seat_name(int(state[A_DEALER]))}",
+                 f"first lead: {seat_name(int(state[A_LEADER]))}",
+                 f"头家: {seat_name(int(state[WINNER]))}",
+                 f"末家: {seat_name(int(state[A_LOSER]))}"]
+        seats = []
         for q in range(NP):
-            mark = "->" if ph != P_DONE and q == int(state[CUR]) else "  "
             tags = []
             if state[X_DECL + q]:
                 tags.append("declared")
@@ -1614,25 +1621,37 @@ class Wulong(Game):
                 tags.append(f"out #{int(state[X_OUTPOS + q])}")
             elif st == ST_FAILED:
                 tags.append(f"failed #{int(state[X_FAILPOS + q])}")
-            hand = self.deck.format(state[hand_off(q):hand_off(q) + 16])
-            lines.append(f"{mark} player_{q} {' '.join(tags):>17} [{len(hand):2d}] {hand}")
-        lines.append(f"   unused: {self.deck.format(state[kitty_off(NP):kitty_off(NP) + 16])}")
+            seats.append(SeatView(q, " ".join(tags),
+                                  self.deck.format(state[hand_off(q):hand_off(q) + 16]),
+                                  to_move=not done and q == int(state[CUR])))
+        unused = self.deck.format(state[kitty_off(NP):kitty_off(NP) + 16])
+        lines = [TableLine("unused", unused, cards=unused)]
         row = int(state[LAST_ROW])
-        if row >= 0 and ph != P_DONE:
-            lines.append(f"   to beat: {self.play_string(state)} ({self.table.reading(row)}) "
-                         f"by player_{int(state[LAST_SEAT])}")
+        if row >= 0 and not done:
+            play, by = self.play_string(state), f"by player_{int(state[LAST_SEAT])}"
+            lines.append(TableLine("to beat", f"{play} ({self.table.reading(row)}) {by}",
+                                   cards=play, note=f"({self.table.reading(row)}) {by}"))
         pend = int(state[A_PEND])
         if ph == P_WILD and pend >= 0:
             picks = " ".join(self._block_string("pick", self._pick_offset(int(code)))
                              for code in state[X_PSEQ:X_PSEQ + int(state[X_PLEN])])
-            lines.append(f"   choosing jokers for {self.table.row_string(pend)}: "
-                         f"{picks or '(none yet)'}")
-        lines += recent_lines(self, state, 8)
-        if ph == P_DONE:
+            lines.append(TableLine(f"choosing jokers for {self.table.row_string(pend)}",
+                                   picks or "(none yet)"))
+        acts = log_actions(self, state, 2 * NP + 8)
+        lines += recent_line(acts[-8:])
+        if done:
             w = int(state[WINNER])
             what = "void deal (every player failed)" if w < 0 else f"头家 player_{w}"
-            lines.append(f"   result: {what}; rewards {rewards_text(state, NP)}")
-        return "\n".join(lines) + "\n"
+            lines.append(TableLine("result", f"{what}; rewards {rewards_text(state, NP)}"))
+        view = TableView(self.info.title, facts, seats, lines, role_width=17, done=done)
+        seat_rewards(view, state)
+        return mark_last(view, acts)
+
+    def render(self, state: np.ndarray) -> str:
+        """The table as text (``render_mode="ansi"``)."""
+        from ..core.render import text_of
+
+        return text_of(self.table_view(state))
 
     def _pick_offset(self, code: int) -> int:
         kind = "B" if code < 16 else "R"
