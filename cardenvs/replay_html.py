@@ -10,6 +10,9 @@ the arrow keys (Home / End jump, ``h`` hides the hands but one seat's).  The URL
 Element ids the tests read: ``#step`` ("step K / N"), ``#seat-I .hand`` (the cards, in the
 replay's notation), ``#seat-I .last`` (the seat's play or ``pass`` in the current trick),
 ``#seat-I .score``, ``#trick``, ``#log``, ``#result``.
+
+The drawing code is the web app's (``cardenvs/web/static/table.js`` and ``table.css``,
+inlined here): the viewer and ``cardenvs serve`` draw the table alike.
 """
 
 from __future__ import annotations
@@ -21,170 +24,22 @@ from pathlib import Path
 from typing import Optional, Union
 
 from .replay import load, write_atomic
+from .web import shared_asset
 
-_CSS = """
-body{font-family:system-ui,-apple-system,"Segoe UI",sans-serif;margin:0;background:#f3f1ea;color:#222}
-header{padding:10px 16px;background:#23472f;color:#fff}
-header h1{font-size:18px;margin:0}
-header .sub{font-size:12px;opacity:.85;margin-top:3px}
-#controls{padding:8px 16px;display:flex;gap:6px;align-items:center;flex-wrap:wrap;background:#e4e0d3}
-#controls button{font-size:14px;padding:3px 10px;border:1px solid #777;border-radius:4px;background:#fff;cursor:pointer}
-#step{font-weight:600;margin:0 8px;min-width:110px}
-#main{display:flex;gap:12px;padding:12px 16px;align-items:flex-start}
-#table{flex:1;display:grid;grid-template-columns:1fr 1.2fr 1fr;grid-template-rows:auto auto auto;gap:10px;
- background:#2f6b43;border-radius:14px;padding:14px;min-height:360px}
-.seat{background:#fdfcf7;border-radius:8px;padding:7px 9px;border:3px solid transparent;min-height:70px}
-.seat.tomove{border-color:#f2b705}
-.seat .name{font-weight:600;font-size:13px}
-.seat .role{font-size:12px;color:#a33;margin-left:6px}
-.seat .score{float:right;font-size:13px;font-weight:600}
-.seat .info{font-size:11px;color:#555;margin:2px 0}
-.hand,.cards{font-family:ui-monospace,Menlo,Consolas,monospace;font-size:15px;letter-spacing:1px;word-break:break-all}
-.card{display:inline-block;padding:0 1px}
-.card.j{color:#b00;font-weight:700}
-.back{color:#777}
-.last{font-family:ui-monospace,Menlo,Consolas,monospace;font-size:14px;margin-top:3px;min-height:18px;color:#135}
-.last.pass{color:#888;font-style:italic}
-#center{grid-column:2;grid-row:2;background:#3d7f52;border-radius:8px;padding:8px;color:#fff;font-size:13px}
-#center .cards{color:#fff}
-#trick div{font-family:ui-monospace,Menlo,Consolas,monospace;font-size:14px}
-#side{width:330px;font-size:12px}
-#public{background:#fff;border-radius:6px;padding:6px 8px;margin-bottom:8px}
-#public td{padding:1px 6px 1px 0}
-#log{background:#fff;border-radius:6px;padding:6px 8px;max-height:380px;overflow:auto;margin:0}
-#log li{font-family:ui-monospace,Menlo,Consolas,monospace}
-#log li.cur{background:#f2e39b}
-#log li.future{color:#aaa}
-#result{background:#fff3cd;border-radius:6px;padding:6px 8px;margin-top:8px;display:none}
-#result.shown{display:block}
-"""
+# The table's drawing (cards, seats, trick, piles, public state, log, result) and its look are
+# the web app's static files, shared: one drawing code for the viewer and `cardenvs serve`.
+_CSS = "\n" + shared_asset("table.css")
 
-_JS = r"""
-"use strict";
+#: the viewer's script: the shared table drawing (``CardTable``), then the viewer's controls
+_JS = shared_asset("table.js") + r"""
 const R = JSON.parse(document.getElementById("replay-data").textContent);
-const N = R.n_players, RANKS = R.ranks, A = R.actions;
-// [grid row, grid column] of each seat: seat 0 at the bottom, the next seat (下家) on its right
-const POS = N === 3 ? [[3,2],[2,3],[2,1]] : [[3,2],[2,3],[1,2],[2,1]];
-function zero(){ return new Array(RANKS.length).fill(0); }
-function parse(s){ const c = zero(); for (const ch of s) { const i = RANKS.indexOf(ch); if (i >= 0) c[i]++; } return c; }
-function fmt(c){ let s = ""; for (let i = 0; i < c.length; i++) s += RANKS[i].repeat(c[i]); return s; }
-function dealZones(d){
-  const z = {};
-  for (let i = 0; i < N; i++) { z["hand " + i] = parse(d.hands[i]); z["played " + i] = zero(); }
-  for (const k in d.piles) z[k] = parse(d.piles[k]);
-  return z;
-}
-// frames[k]: the table after k actions
-const frames = [];
-(function build(){
-  let deal = 0, zones = dealZones(R.deals[0]), pub = Object.assign({}, R.deals[0].state);
-  let trick = [], last = new Array(N).fill(null), paid = new Array(N).fill(0), inPlay = false;
-  const snap = (k) => frames.push({deal, zones: JSON.parse(JSON.stringify(zones)), pub: Object.assign({}, pub),
-    trick: trick.slice(), last: last.slice(), paid: paid.slice(), k});
-  snap(0);
-  for (let k = 0; k < A.length; k++) {
-    const a = A[k];
-    if (a.lead) { trick = []; last = new Array(N).fill(null); inPlay = true; }
-    for (const [src, dst, cards] of (a.moves || [])) {
-      const c = parse(cards);
-      for (let i = 0; i < c.length; i++) {
-        if (src !== null) zones[src][i] -= c[i];
-        if (dst !== null) zones[dst][i] += c[i];
-      }
-    }
-    if (a.play !== undefined) { trick.push([a.seat, a.play]); last[a.seat] = a.play; }
-    else if (a.action === "pass" && inPlay) { trick.push([a.seat, "pass"]); last[a.seat] = "pass"; }
-    Object.assign(pub, a.state || {});
-    const d = R.deals[deal];
-    if (d.end === k + 1 && d.result) for (let i = 0; i < N; i++) paid[i] += d.result.scores[i];
-    if (a.deal !== undefined) {
-      deal = a.deal; zones = dealZones(R.deals[deal]); pub = Object.assign({}, R.deals[deal].state);
-      trick = []; last = new Array(N).fill(null); inPlay = false;
-    }
-    snap(k + 1);
-  }
-})();
+const N = R.n_players, A = R.actions;
+const frames = CardTable.buildFrames(R);
+const el = CardTable.el;
 let cur = 0, hide = false, view = 0;
-function el(tag, cls, text){ const e = document.createElement(tag); if (cls) e.className = cls; if (text !== undefined) e.textContent = text; return e; }
-function cardsEl(s, cls){
-  const e = el("span", cls || "cards");
-  for (const ch of s) e.appendChild(el("span", "card" + ("BR".includes(ch) ? " j" : ""), ch));
-  return e;
-}
-function roleOf(pub, i){
-  if (!R.roles || pub.role_seat === undefined || pub.role_seat < 0) return "";
-  return pub.role_seat === i ? R.roles[0] : R.roles[1];
-}
-function sign(x){ return (x > 0 ? "+" : "") + x; }
-function seatName(i){ return "player_" + i + (R.players ? " (" + R.players[i] + ")" : ""); }
 function render(){
-  const f = frames[cur], pub = f.pub;
   document.getElementById("step").textContent = "step " + cur + " / " + A.length;
-  const tbl = document.getElementById("table");
-  for (let i = 0; i < N; i++) {
-    let box = document.getElementById("seat-" + i);
-    if (!box) { box = el("div", "seat"); box.id = "seat-" + i; box.style.gridRow = POS[i][0]; box.style.gridColumn = POS[i][1]; tbl.appendChild(box); }
-    box.className = "seat" + (pub.to_move === i ? " tomove" : "");
-    box.textContent = "";
-    const head = el("div"); head.appendChild(el("span", "name", seatName(i)));
-    head.appendChild(el("span", "role", roleOf(pub, i)));
-    const final = cur === A.length && R.result.done;
-    const sc = final ? R.result.rewards[i] : f.paid[i];
-    head.appendChild(el("span", "score", (final || f.paid.some(x => x !== 0)) ? "score " + sign(sc) : ""));
-    box.appendChild(head);
-    const hand = fmt(f.zones["hand " + i]);
-    const tags = [hand.length + " cards"];
-    if (pub.declared && pub.declared.includes(i)) tags.push("declared 报牌");
-    if (pub.status && pub.status[i] !== "active") tags.push(pub.status[i]);
-    if (pub.places && pub.places[i]) tags.push("place " + pub.places[i] + (pub.stuck && pub.stuck[i] ? " (stuck)" : ""));
-    if (pub.totals) tags.push("total " + sign(pub.totals[i]));
-    box.appendChild(el("div", "info", tags.join(" · ")));
-    const shown = !hide || i === view || (pub.declared && pub.declared.includes(i));
-    if (shown) box.appendChild(cardsEl(hand, "hand"));
-    else box.appendChild(el("span", "hand back", "▮".repeat(Math.min(hand.length, 40))));
-    const l = f.last[i];
-    box.appendChild(el("div", "last" + (l === "pass" ? " pass" : ""), l === null ? "" : l));
-  }
-  const tr = document.getElementById("trick"); tr.textContent = "";
-  for (const [s, p] of f.trick) tr.appendChild(el("div", "", "player_" + s + ": " + p));
-  const piles = document.getElementById("piles"); piles.textContent = "";
-  for (const k in f.zones) if (!k.startsWith("hand ") && !k.startsWith("played ")) {
-    const row = el("div", "", k + ": "); row.appendChild(cardsEl(fmt(f.zones[k]))); piles.appendChild(row);
-  }
-  const pt = document.getElementById("public"); pt.textContent = "";
-  const rows = [["deal", (f.deal + 1) + " / " + R.deals.length]];
-  for (const k in pub) {
-    let v = pub[k];
-    if (k === "to_move" || k === "head") v = v < 0 ? "-" : "player_" + v;
-    else if (k === "role_seat") { if (!R.roles) continue; v = v < 0 ? "-" : "player_" + v; }
-    else if (Array.isArray(v)) v = v.join(" ");
-    rows.push([k === "role_seat" ? R.roles[0] : k, String(v)]);
-  }
-  for (const [k, v] of rows) { const r = el("tr"); r.appendChild(el("td", "", k)); r.appendChild(el("td", "", v)); pt.appendChild(r); }
-  const log = document.getElementById("log"); log.textContent = "";
-  const d = R.deals[f.deal], end = d.end === undefined ? A.length : d.end;
-  for (let k = d.start; k < end; k++) {
-    const a = A[k];
-    const li = el("li", k === cur - 1 ? "cur" : (k >= cur ? "future" : ""),
-      "player_" + a.seat + ": " + a.action + (a.play !== undefined && a.play !== a.action ? "  → " + a.play : ""));
-    li.value = k + 1; log.appendChild(li);
-    if (k === cur - 1) li.scrollIntoView({block: "nearest"});
-  }
-  const res = document.getElementById("result"); res.textContent = ""; res.className = "";
-  const lines = [];
-  for (let j = 0; j < R.deals.length; j++) {
-    const dj = R.deals[j];
-    if (dj.result && dj.end <= cur && (j === f.deal || j === f.deal - 1 || cur === A.length))
-      lines.push("deal " + (j + 1) + ": scores " + dj.result.scores.map(sign).join(" ") +
-        (dj.result.places ? " · places " + dj.result.places.join(" ") : ""));
-  }
-  if (cur === A.length && R.result.done) {
-    lines.push("final rewards: " + R.result.rewards.map((x, i) => "player_" + i + " " + sign(x)).join(", ") +
-      (R.result.places ? " · places " + R.result.places.join(" ") : "") +
-      (R.result.illegal_move !== undefined ? " · player_" + R.result.illegal_move + " made an illegal move" : "") +
-      (R.result.truncated ? " · match truncated" : ""));
-  }
-  if (lines.length) { res.className = "shown"; for (const t of lines) res.appendChild(el("div", "", t)); }
+  CardTable.render(R, frames, cur, {hide, view});
   document.getElementById("hidebtn").textContent = hide ? "show hands (h)" : "hide hands (h)";
   // the URL follows the view a moment after the last change: browsers drop history updates
   // made faster than a few a second (Chromium: 200 per 10 s), e.g. while an arrow key is held
