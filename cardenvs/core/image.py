@@ -131,7 +131,11 @@ def fill(img: np.ndarray, x0: int, y0: int, x1: int, y1: int, color) -> None:
     h, w = img.shape[:2]
     x0, y0, x1, y1 = max(x0, 0), max(y0, 0), min(x1, w), min(y1, h)
     if x0 < x1 and y0 < y1:
-        img[y0:y1, x0:x1] = color
+        if (x1 - x0) * (y1 - y0) < 4096:
+            img[y0:y1, x0:x1] = color
+        else:  # rows of bytes: numpy's broadcast of a pixel over a large area is slow
+            img.reshape(h, w * 3)[y0:y1, 3 * x0:3 * x1] = np.tile(np.asarray(color, np.uint8),
+                                                                 x1 - x0)
 
 
 def draw_text(img: np.ndarray, x: int, y: int, text: str, color, scale: int = 2,
@@ -175,18 +179,33 @@ def parse_cards(cards: str) -> list:
     return out
 
 
-def draw_card(img: np.ndarray, x: int, y: int, rank: str, stand_in: str = "") -> None:
-    """One card, its rank in the top left corner (the part a fanned hand shows); a joker
-    (``B`` black, ``R`` red) has a star under its letter, or the rank it stands in for."""
+@lru_cache(maxsize=None)
+def card_sprite(rank: str, stand_in: str = "") -> np.ndarray:
+    """The ``(CARD_H, CARD_W, 3)`` picture of one card, its rank in the top left corner (the
+    part a fanned hand shows); a joker (``B`` black, ``R`` red) has a star under its letter,
+    or the rank it stands in for.  Read-only (cached)."""
     joker = rank in JOKER_FACE
-    fill(img, x, y, x + CARD_W, y + CARD_H, EDGE)
-    fill(img, x + 1, y + 1, x + CARD_W - 1, y + CARD_H - 1, JOKER_FACE[rank] if joker else FACE)
+    img = np.empty((CARD_H, CARD_W, 3), np.uint8)
+    fill(img, 0, 0, CARD_W, CARD_H, EDGE)
+    fill(img, 1, 1, CARD_W - 1, CARD_H - 1, JOKER_FACE[rank] if joker else FACE)
     ink = RED if rank == "R" else INK
-    draw_text(img, x + 3, y + 4, rank, ink, scale=3)
+    draw_text(img, 3, 4, rank, ink, scale=3)
     if stand_in:
-        draw_text(img, x + 4, y + 28, stand_in, BLUE, scale=2)
+        draw_text(img, 4, 28, stand_in, BLUE, scale=2)
     elif joker:
-        draw_text(img, x + 4, y + 28, STAR, ink, scale=2)
+        draw_text(img, 4, 28, STAR, ink, scale=2)
+    img.flags.writeable = False
+    return img
+
+
+def draw_card(img: np.ndarray, x: int, y: int, rank: str, stand_in: str = "") -> None:
+    """Paste :func:`card_sprite` with its top left corner at ``(x, y)``, cut at the edges."""
+    c = card_sprite(rank, stand_in)
+    h, w = img.shape[:2]
+    cy0, cx0 = max(0, -y), max(0, -x)
+    cy1, cx1 = min(CARD_H, h - y), min(CARD_W, w - x)
+    if cy0 < cy1 and cx0 < cx1:
+        img[y + cy0:y + cy1, x + cx0:x + cx1] = c[cy0:cy1, cx0:cx1]
 
 
 def draw_cards(img: np.ndarray, x: int, y: int, cards: str, right: int) -> int:
@@ -221,7 +240,7 @@ def wrap(parts: list, sep: str, width: int) -> list:
 def _canvas(n_players: int) -> np.ndarray:
     h, w = image_size(n_players)
     img = np.empty((h, w, 3), np.uint8)
-    img[:] = FELT
+    fill(img, 0, 0, w, h, FELT)
     return img
 
 
