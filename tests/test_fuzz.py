@@ -3,7 +3,9 @@
 For every game: corrupted state vectors through ``set_state`` and ``Game.check_state`` (one to
 three entries of a reachable state set to hostile values), bad actions through the AEC env,
 ``SeatEnv``, ``VectorGame`` and the raw ``Game`` methods, bad custom deals, bad seeds, bad
-buffers.  Every call must either succeed or raise ``ValueError`` / ``TypeError``; a rejected
+buffers; damaged replay files through ``cardenvs replay --html`` (issue 51: exit 2 and nothing
+written, or a valid replay and its page) and agent specs with hostile keywords and weight
+files through ``make_agent`` and ``cardenvs arena``.  Every call must either succeed or raise ``ValueError`` / ``TypeError``; a rejected
 call must leave everything as it was; a corrupted state that is accepted must then run
 through every kernel (observe every seat, legal actions, every legal step) and stay valid.
 
@@ -16,10 +18,12 @@ out-of-bounds access of a kernel into an ``IndexError``, which the fuzzer report
 
 from __future__ import annotations
 
+import importlib
 import json
 import os
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 import numpy as np
@@ -129,7 +133,7 @@ def _fuzz_states(name, opts, rng, scale, counts) -> None:
         base = pool[j % len(pool)]
         bad = base.copy()
         changed = []
-        for _ in range(int(rng.integers(1, 4))):
+        for _ in range(int(rng.integers(1, 3))):
             region = rng.random()
             if region < 0.5:
                 i = int(rng.integers(0, 48))  # the header
@@ -355,14 +359,214 @@ def _fuzz_buffers(name, opts, counts) -> None:
                          lambda c: np.array_equal(c, s))
 
 
+#: values a damaged or hostile replay file may hold in place of a field
+HOSTILE_JSON = [None, True, False, -1, 0, 1, 2**70, -(2**70), 1.5, float("nan"), "", "x",
+                "<!--<script>", [], [1, 2, 3], {}, {"bit_generator": "PCG64"}, "\u2028",
+                json.loads("[" * 40 + "]" * 40)]
+
+
+def _a_replay(rng) -> str:
+    """The JSON text of a random Wakeng game's replay (hostile player names included)."""
+    import cardenvs.wakeng_v0 as wakeng
+    from cardenvs import replay as R
+
+    env = wakeng.env()
+    env.reset(seed=int(rng.integers(1000)))
+    while env.agents:
+        _, _, term, trunc, _ = env.last()
+        if term or trunc:
+            env.step(None)
+            continue
+        legal = env.unwrapped.legal_actions()
+        env.step(int(legal[rng.integers(len(legal))]))
+    return R.dumps(env.unwrapped.replay(players=["<!--<script>", "</script>&", "a\u2028b"],
+                                        meta={"deal": 1}))
+
+
+def _mutate(rng, text: str) -> str:
+    """One damage: a field removed or replaced, an entry of the deals / actions / result
+    edited, the text cut or a byte changed, or the whole nested deeply."""
+    kind = int(rng.integers(6))
+    if kind == 0:  # cut
+        return text[:int(rng.integers(len(text)))]
+    if kind == 1:  # a character changed
+        i = int(rng.integers(len(text)))
+        return text[:i] + chr(int(rng.choice([0, 34, 44, 48, 57, 91, 93, 123, 125, 0x2028,
+                                              int(rng.integers(32, 127))]))) + text[i + 1:]
+    if kind == 2:  # nested deeply
+        d = int(rng.choice([50, 900, 5000, 100_000]))
+        return "[" * d + text + "]" * d
+    rep = json.loads(text)
+    value = HOSTILE_JSON[int(rng.integers(len(HOSTILE_JSON)))]
+    if kind == 3:  # a top-level field removed, replaced or added
+        key = list(rep)[int(rng.integers(len(rep)))]
+        if rng.random() < 0.3:
+            rep.pop(key)
+        elif rng.random() < 0.8:
+            rep[key] = value
+        else:
+            rep["x" + key] = value
+    else:  # a field of a deal, an action or the result
+        where = ("deals", "actions", "result")[kind - 3]
+        entry = rep[where] if where == "result" else \
+            rep[where][int(rng.integers(len(rep[where])))]
+        key = list(entry)[int(rng.integers(len(entry)))]
+        if rng.random() < 0.3:
+            entry.pop(key)
+        else:
+            entry[key] = value
+    return json.dumps(rep, ensure_ascii=False)
+
+
+def _error_line(stderr: str):
+    """The ``cardenvs: error: ...`` line of a refused command's stderr (``None`` when there is
+    none, or a traceback); a notice such as the one-off compile may come before it."""
+    if "Traceback" in stderr:
+        return None
+    errors = [ln for ln in stderr.splitlines() if ln.startswith("cardenvs: error: ")]
+    return errors[0] if len(errors) == 1 else None
+
+
+def _fuzz_replays(rng, scale, counts, folder: Path) -> None:
+    """``cardenvs replay FILE --html OUT`` on damaged files: exit 0 (the file is a valid
+    replay after all: OUT is its page and ``load`` reads it) or exit 2 with one
+    ``cardenvs: error: FILE`` line and nothing written; never a traceback."""
+    import contextlib
+    import io
+
+    from cardenvs import replay as R
+    from cardenvs.cli import main
+
+    texts = [_a_replay(rng) for _ in range(2)]
+    (folder / "dir.html").mkdir()
+    for j in range(60 * scale):
+        text = texts[j % len(texts)]
+        bad = _mutate(rng, text)
+        for _ in range(int(rng.integers(0, 2))):
+            try:
+                bad = _mutate(rng, bad)
+            except (ValueError, TypeError, IndexError, KeyError, AttributeError,
+                    RecursionError):
+                break  # the first damage broke the JSON or the structure: one is enough
+        src = folder / f"r{j}.json"
+        src.write_text(bad, encoding="utf-8", errors="surrogatepass")
+        out = folder / ("dir.html" if rng.random() < 0.05 else f"r{j}.html")
+        before = sorted(p.name for p in folder.iterdir())
+        err, std = io.StringIO(), io.StringIO()
+        counts["replays"] += 1
+        try:
+            with contextlib.redirect_stderr(err), contextlib.redirect_stdout(std):
+                rc = main(["replay", str(src), "--html", str(out)])
+        except BaseException as e:  # noqa: BLE001 - a traceback is the finding
+            raise Failure(f"cardenvs replay on a damaged file: {type(e).__name__}: {e}") from None
+        after = sorted(p.name for p in folder.iterdir())
+        if rc == 2:
+            counts["replays_rejected"] += 1
+            if after != before:
+                raise Failure(f"a rejected replay wrote {sorted(set(after) - set(before))}")
+            line = _error_line(err.getvalue())
+            if line is None:
+                raise Failure(f"a rejected replay printed {err.getvalue()[-300:]!r}")
+            if out.name != "dir.html" and str(src) not in line:
+                raise Failure(f"the error does not name the file: {line[:300]!r}")
+        elif rc == 0:
+            R.load(src)  # accepted: a valid replay, and its page was written
+            if not out.is_file():
+                raise Failure("an accepted replay wrote no page")
+            out.unlink()
+        else:
+            raise Failure(f"cardenvs replay exited {rc}: {err.getvalue()[:300]!r}")
+        src.unlink()
+
+
+#: keywords and values an agent spec may carry (numbers out of range, non-numbers, files)
+SPEC_NAMES = ["search", "trained+search", "rollout", "trained", "rules", "random"]
+SPEC_KEYS = ["rollouts", "ms", "z", "margin", "epsilon", "max_candidates", "net_candidates",
+             "prior", "bids", "objective", "opponents", "policy", "record", "weights"]
+SPEC_VALUES = ["inf", "-inf", "nan", "-1", "0", "1", "0.5", "1e11", "100000000000", "1e400",
+               "true", "none", "abc", "", "trained", "rules", "trained:{garbage}",
+               "trained:{empty}", "trained:{other}", "{garbage}", "{empty}", "{other}",
+               "nobody", "win", "greedy", "16", "0.1", "2", "600000", "50000", "50001"]
+
+
+def _fuzz_agent_specs(rng, scale, counts, folder: Path) -> None:
+    """Agent specs with hostile keywords and weight files: ``make_agent`` either makes an
+    agent whose numeric settings are in range or raises ValueError / TypeError (never another
+    exception, never a NaN or an unbounded budget accepted); a few rejected ones also go
+    through ``cardenvs arena``: exit 2, nothing written in ``--out``."""
+    import contextlib
+    import io
+    import math
+
+    from cardenvs.arena import import_agents
+    from cardenvs.cli import main
+
+    agents = import_agents()
+    trained = importlib.import_module(agents.__name__ + ".trained")
+    search = importlib.import_module(agents.__name__ + ".search")
+    files = {"garbage": folder / "garbage.npz", "empty": folder / "empty.npz",
+             "other": trained.default_weights_path("doudizhu")}
+    files["garbage"].write_bytes(b"PK\x03\x04 not really a zip")
+    files["empty"].write_bytes(b"")
+    through_cli = 0
+    for _ in range(40 * scale):
+        name = SPEC_NAMES[int(rng.integers(len(SPEC_NAMES)))]
+        items = []
+        for _ in range(int(rng.integers(1, 3))):
+            key = SPEC_KEYS[int(rng.integers(len(SPEC_KEYS)))]
+            value = SPEC_VALUES[int(rng.integers(len(SPEC_VALUES)))].format(**files)
+            items.append(f"{key}={value}")
+        spec = f"{name}:{','.join(items)}" if rng.random() < 0.9 else \
+            f"{name}:{SPEC_VALUES[int(rng.integers(len(SPEC_VALUES)))].format(**files)}"
+        counts["agent_specs"] += 1
+        try:
+            agent = agents.make_agent(spec, "wakeng", seed=0)
+        except REJECTED:
+            counts["agent_specs_rejected"] += 1
+            if through_cli < 3:
+                through_cli += 1
+                out = folder / "arena"
+                err = io.StringIO()
+                with contextlib.redirect_stderr(err), contextlib.redirect_stdout(io.StringIO()):
+                    rc = main(["arena", "wakeng", "--agents", f"{spec},rules", "--deals", "2",
+                               "--out", str(out), "--no-progress"])
+                if rc != 2 or _error_line(err.getvalue()) is None:
+                    raise Failure(f"cardenvs arena --agents {spec!r}: exit {rc}, "
+                                  f"{err.getvalue()[:300]!r}")
+                if out.exists() and any(out.iterdir()):
+                    raise Failure(f"cardenvs arena --agents {spec!r} wrote {list(out.iterdir())}")
+            continue
+        except Exception as e:  # noqa: BLE001 - anything else is a finding
+            raise Failure(f"make_agent({spec!r}): {type(e).__name__}: {e}") from None
+        if isinstance(agent, search.SearchAgent):
+            r, ms = agent.rollouts, agent.ms
+            if not ((r is None or 1 <= r <= search.MAX_ROLLOUTS)
+                    and (ms is None or 0 < ms <= search.MAX_MS)
+                    and math.isfinite(agent.z) and not math.isnan(agent.margin)
+                    and 0 <= agent.epsilon <= 1):
+                raise Failure(f"make_agent({spec!r}) accepted settings out of range: "
+                              f"rollouts={r}, ms={ms}, z={agent.z}, margin={agent.margin}, "
+                              f"epsilon={agent.epsilon}")
+
+
 def run(scale: int = 1, seed: int = 0) -> dict:
     """Fuzz every case; returns the counts (``failures`` lists what went wrong)."""
     counts = {k: 0 for k in ("reachable", "states", "states_rejected", "states_accepted",
                              "steps", "invalid_after_step", "actions", "deals", "deals_accepted", "seeds",
-                             "buffers")}
+                             "buffers", "replays", "replays_rejected", "agent_specs",
+                             "agent_specs_rejected")}
     counts["examples"] = []
     counts["failures"] = []
     rng = np.random.default_rng(seed)
+    with tempfile.TemporaryDirectory(prefix="cardenvs-fuzz-") as d:
+        for part in (lambda: _fuzz_replays(rng, scale, counts, Path(d)),
+                     lambda: _fuzz_agent_specs(rng, scale, counts, Path(d))):
+            try:
+                part()
+            except Failure as e:
+                counts["failures"].append(str(e))
+            except Exception as e:  # noqa: BLE001 - anything else is a finding too
+                counts["failures"].append(f"{type(e).__name__}: {e}")
     for name, opts in CASES:
         for part in (lambda: _fuzz_states(name, opts, rng, scale, counts),
                      lambda: _fuzz_actions(name, opts, rng, scale, counts),
@@ -394,6 +598,9 @@ def test_fuzz_public_entry_points():
     # the fuzzing did what it says
     assert counts["states_rejected"] > 0 and counts["states_accepted"] > 0
     assert counts["actions"] > 500 and counts["deals"] > 50 and counts["seeds"] > 100
+    # damaged replay files and hostile agent specs: some refused, none crashed or wrote
+    assert counts["replays"] >= 60 and counts["replays_rejected"] > 30
+    assert counts["agent_specs"] >= 40 and counts["agent_specs_rejected"] > 10
 
 
 if __name__ == "__main__":
