@@ -588,6 +588,12 @@ def verify(rep: dict, name: str = "replay", text: Optional[str] = None) -> dict:
     """Check a replay dict against the game: replay its action ids from the seed and compare
     every deal, action and the result with what the game gives.  Returns ``rep``.
 
+    Every top-level field is checked: the keys are :data:`KEYS` (``players`` and ``meta`` may
+    be left out), the game's own fields (``game``, ``env``, ``title``, ``n_players``,
+    ``roles``, ``pile``, ``ranks``) equal what the game gives, ``players`` is ``null`` or one
+    name per seat, ``meta`` an object at most :data:`MAX_META_DEPTH` levels deep, and values
+    compare with their JSON types (``true`` is not ``1``).
+
     Raises ``ValueError`` naming the line (when ``text``, the file's JSON, is given), the entry
     and what differs.
     """
