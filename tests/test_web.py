@@ -225,8 +225,8 @@ def test_the_page_and_its_files_only(client):
 
 def test_a_finished_game_and_forged_ids_over_the_websocket(client):
     with client.websocket_connect("/ws") as ws:
-        ws.send_json({"type": "start", "game": "paodekuai", "seat": 2, "agents": ["rules", "random"],
-                      "seed": 9})
+        ws.send_json({"type": "start", "game": "paodekuai", "seat": 2,
+                      "agents": ["rules", "random"], "seed": 9})
         forged = 0
         while True:
             m = _until(ws, _players_turn_or_end)
@@ -276,7 +276,8 @@ def test_two_sessions_in_parallel_keep_their_own_games(client):
 
 def test_a_bad_agent_spec_is_an_error_and_the_server_keeps_running(client):
     with client.websocket_connect("/ws") as ws:
-        ws.send_json({"type": "start", "game": "doudizhu", "seat": 0, "agents": ["rules", "nope:x=1"]})
+        ws.send_json({"type": "start", "game": "doudizhu", "seat": 0,
+                      "agents": ["rules", "nope:x=1"]})
         m = ws.receive_json()
         assert m["type"] == "error" and "cannot start the game" in m["message"] \
             and "nope" in m["message"]
@@ -314,12 +315,10 @@ def test_watch_mode_speed_and_pause(client):
 
 
 def test_serve_command_listens_on_localhost():
+    import cardenvs.web.server as server
     from cardenvs import cli
 
-    import argparse
     seen = {}
-    import cardenvs.web.server as server
-
     orig = server.serve
     server.serve = lambda host, port, **kw: seen.update(host=host, port=port)
     try:
@@ -331,7 +330,6 @@ def test_serve_command_listens_on_localhost():
         server.serve = orig
     with pytest.raises(SystemExit):
         cli.main(["serve", "--port", "x"])
-    del argparse
 
 
 # -- a real server and a real browser -----------------------------------------------------------
@@ -408,9 +406,7 @@ class Page:
         return self.b.eval(expr)
 
     def click(self, selector: str) -> None:
-        at = self.eval(f"""(() => {{ const e = document.querySelector({json.dumps(selector)});
-            if (!e || e.disabled) return null; e.scrollIntoView({{block: 'center'}});
-            const r = e.getBoundingClientRect(); return [r.x + r.width / 2, r.y + r.height / 2]; }})()""")
+        at = self.eval(CENTRE_JS % json.dumps(selector))
         assert at is not None, f"nothing to click at {selector}"
         for typ in ("mousePressed", "mouseReleased"):
             self.b.send("Input.dispatchMouseEvent", self.b.session, type=typ, x=at[0], y=at[1],
@@ -418,21 +414,34 @@ class Page:
 
     def setup(self, game: str, seat, agents: str, seed: int, delay: float, options=None) -> None:
         """Fill the form (as a person would choose) and press "new game"."""
-        self.eval(f"""(() => {{ const g = document.getElementById('game'); g.value = {json.dumps(game)};
-            g.dispatchEvent(new Event('change')); const s = document.getElementById('seat');
-            s.value = {json.dumps('watch' if seat is None else str(seat))}; s.dispatchEvent(new Event('change'));
-            for (const i of document.querySelectorAll('#agents input')) i.value = {json.dumps(agents)};
-            document.getElementById('seed').value = '{seed}'; document.getElementById('delay').value = '{delay}';
-            for (const [k, v] of Object.entries({json.dumps(options or {})})) {{
-              const i = document.getElementById('opt-' + k); if (i.type === 'checkbox') i.checked = v; else i.value = String(v); }}
-            return true; }})()""")
+        self.eval(SETUP_JS % json.dumps({
+            "game": game, "seat": "watch" if seat is None else str(seat), "agents": agents,
+            "seed": str(seed), "delay": str(delay), "options": options or {}}))
         self.click("#start")
 
     def state(self) -> dict:
-        return self.eval("""JSON.stringify(App.state ? {turn: App.state.turn, to_move: App.state.to_move,
-            seat: App.state.seat, done: App.state.done, legal: App.state.legal, game: App.state.game,
-            hand: App.state.seat === null ? '' : App.state.hands[String(App.state.seat)],
-            rewards: App.state.rewards || null} : null)""")
+        return self.eval(STATE_JS)
+
+
+#: the centre of an enabled element, scrolled into view (null when there is none)
+CENTRE_JS = """(() => { const e = document.querySelector(%s);
+  if (!e || e.disabled) return null;
+  e.scrollIntoView({block: 'center'});
+  const r = e.getBoundingClientRect(); return [r.x + r.width / 2, r.y + r.height / 2]; })()"""
+#: fill the setup form from a config object
+SETUP_JS = """((c) => { const $ = (id) => document.getElementById(id);
+  $('game').value = c.game; $('game').dispatchEvent(new Event('change'));
+  $('seat').value = c.seat; $('seat').dispatchEvent(new Event('change'));
+  for (const i of document.querySelectorAll('#agents input')) i.value = c.agents;
+  $('seed').value = c.seed; $('delay').value = c.delay;
+  for (const [k, v] of Object.entries(c.options)) {
+    const i = $('opt-' + k); if (i.type === 'checkbox') i.checked = v; else i.value = String(v); }
+  return true; })(%s)"""
+#: what the tests read of the app's state
+STATE_JS = """JSON.stringify(App.state ? {turn: App.state.turn, to_move: App.state.to_move,
+  seat: App.state.seat, done: App.state.done, legal: App.state.legal, game: App.state.game,
+  hand: App.state.seat === null ? '' : App.state.hands[String(App.state.seat)],
+  rewards: App.state.rewards || null} : null)"""
 
 
 def _wait_state(page: Page, pred, timeout: float = 120):
@@ -464,7 +473,8 @@ def play_by_clicking(page: Page, game: str, seed: int, rng, options=None) -> dic
             want = Counter(m["cards"])
             i = 0
             while sum(want.values()):
-                ch = page.eval(f"document.querySelector('#myhand .hcard[data-i=\"{i}\"]').dataset.card")
+                ch = page.eval(f"document.querySelector('#myhand .hcard[data-i=\"{i}\"]')"
+                               f".dataset.card")
                 if want[ch] > 0:
                     page.click(f'#myhand .hcard[data-i="{i}"]')
                     want[ch] -= 1
@@ -522,9 +532,11 @@ def test_a_card_selection_shows_only_matching_plays(site):
     plays = [m for m in st["legal"] if "cards" in m]
     page.click('#myhand .hcard[data-i="0"]')
     ch = st["hand"][0]
-    buttons = json.loads(page.eval("JSON.stringify([...document.querySelectorAll('#moves button.play')].map(b => +b.dataset.id))"))
+    buttons = json.loads(page.eval("JSON.stringify([...document.querySelectorAll("
+                                   "'#moves button.play')].map(b => +b.dataset.id))"))
     assert sorted(buttons) == sorted(m["id"] for m in plays if m["cards"] == ch)
-    chips = json.loads(page.eval("JSON.stringify([...document.querySelectorAll('#moves button.chip')].map(b => b.dataset.cards))"))
+    chips = json.loads(page.eval("JSON.stringify([...document.querySelectorAll("
+                                 "'#moves button.chip')].map(b => b.dataset.cards))"))
     assert all(ch in c and c != ch for c in chips)
     # every card selected: no legal play uses the whole hand at the first lead
     for i in range(1, len(st["hand"])):
@@ -556,7 +568,8 @@ def test_a_bad_agent_spec_shows_on_the_page(site):
     srv, b = site
     page = Page(b, srv.url)
     page.setup("wakeng", 0, "nope", 1, 0)
-    assert b.wait_for("document.getElementById('error').textContent.includes(\"unknown agent 'nope'\")",
+    assert b.wait_for("document.getElementById('error').textContent"
+                      ".includes(\"unknown agent 'nope'\")",
                       True)
     page.setup("wakeng", 0, "rules", 1, 0)
     _wait_state(page, lambda s: s["game"] == "wakeng")

@@ -12,7 +12,8 @@ from the browser
   action id, ``turn``: the turn it answers), ``speed`` (``delay`` in seconds), ``pause``,
   ``resume``;
 from the server
-  ``state`` (:meth:`GameSession.view`) after every move, ``error`` (``message``) for a bad
+  ``state`` (:meth:`GameSession.view`) after every move (an agent's with ``think_ms``, the
+  server's time for it: decision, step and message), ``error`` (``message``) for a bad
   spec, option or move (the game is unchanged and the server keeps running).
 
 The agents' moves are computed in worker threads, one move at a time per session, and each is
@@ -175,8 +176,11 @@ class Connection:
             while not session.done and not session.players_turn:
                 await self.running.wait()
                 async with self.lock:
+                    t0 = time.perf_counter()
                     await run_in_threadpool(session.agent_step)
                     view = await run_in_threadpool(session.view)
+                    # the server's time for the move: the agent's decision, the step, the view
+                    view["think_ms"] = round(1000 * (time.perf_counter() - t0), 1)
                 wait = self.delay - (loop.time() - last)
                 if wait > 0:
                     await asyncio.sleep(wait)
@@ -223,4 +227,5 @@ def serve(host: str = "127.0.0.1", port: int = 8000, delay: float = DEFAULT_DELA
     if isinstance(port, bool) or not isinstance(port, int) or not 0 <= port <= 65535:
         raise ValueError(f"port must be 0..65535, got {port!r}")
     print(f"cardenvs serve: open http://{host}:{port}/ in a browser (Ctrl-C stops)", flush=True)
-    uvicorn.run(create_app(delay), host=host, port=port, log_level="warning", ws="websockets-sansio")
+    uvicorn.run(create_app(delay), host=host, port=port, log_level="warning",
+                ws="websockets-sansio")

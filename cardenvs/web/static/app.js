@@ -102,7 +102,7 @@ const App = (() => {
     for (const s of document.querySelectorAll(".seat")) s.remove();
     frames = CardTable.buildFrames(R);
     CardTable.render(R, frames, frames.length - 1,
-      {hide: !watching && !state.done, view: state.seat, hands: state.hands, me: watching ? -1 : state.seat});
+      {hide: false, view: state.seat, hands: state.hands, me: watching ? -1 : state.seat});
     if (state.done) {
       status("game over: " + state.rewards.map((x, i) => "player_" + i + " " + CardTable.sign(x)).join(", ") +
         (watching ? "" : " · you: " + CardTable.sign(state.rewards[state.seat])));
