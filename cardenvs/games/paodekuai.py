@@ -50,6 +50,7 @@ O_PASS, O_HAND, O_LEADRANK, O_HOLD, O_MUST, O_TOP, O_PAY, O_WL, O_FREE1, O_LEAD,
 O_FULL = 16  # N_FAMILIES slots: cards per chain unit of each family (core.follow.is_short)
 O_IDS = O_FULL + N_FAMILIES  # the suited card ids of the deck
 REMOVED = {"16": ("H2", "C2", "D2", "SA"), "15": ("H2", "C2", "D2", "SA", "HK", "CK", "DK")}
+HAND = {"16": 16, "15": 15}  # cards dealt a seat: the largest hand, so the longest play row
 
 
 def deck_of(deck: str = "16") -> Deck:
@@ -69,7 +70,7 @@ def play_table(deck: str = "16", aaa_bomb: bool = False, four_with_three: bool =
                        pair_chain=(2, 8), airplane=None, airplane_singles=None,
                        airplane_pairs=None, trio_single=False, trio_pair=False,
                        four_two_singles=False, four_two_pairs=False, rocket=None,
-                       single_kicker_max_same=4, max_cards=16)
+                       single_kicker_max_same=4, max_cards=HAND[deck])
     skip = (a,) if aaa_bomb else ()
     plays = [p for p in enumerate_plays(rules) if p.family != TRIO]  # trios carry kickers
     plays += trio_kicker_plays(rules, TRIO_PAIR, (1, 1), 2, short_finish, skip)
@@ -262,7 +263,7 @@ class PaoDeKuai(Game):
         self.options = checked_options(locals(), self.OPTIONS, dict(
             deck=("16", "15"), first_lead=("S3", "H3"), bomb_pay=(0, 10**6),
             reward=("score", "win_loss")))
-        self.hand_cards = self.max_hand = 16 if deck == "16" else 15
+        self.hand_cards = self.max_hand = HAND[deck]
         self.info = GameInfo(name="paodekuai", title="Pao De Kuai", n_players=NP,
                              deck_size=3 * self.hand_cards, zero_sum=True, teams="each for himself",
                              rules_page="docs/rules/paodekuai.md", options=dict(self.OPTIONS))
