@@ -1,4 +1,8 @@
-"""Baseline agents for every cardenvs game, behind one interface (:class:`agents.base.Agent`).
+"""Baseline agents for every cardenvs game, behind one interface (:class:`cardenvs.agents.base.Agent`).
+
+Imported as ``cardenvs.agents`` (this folder, ``agents/`` in the repository, is installed
+inside ``cardenvs``); the bare name ``agents`` in a checkout is an alias of the same module
+(:mod:`cardenvs.subpackages`).
 
 ``make_agent(name, game, seed=...)`` builds an agent by registry name:
 
@@ -9,9 +13,14 @@ random         uniform over the legal actions (:class:`agents.random_agent.Rando
 rules          heuristic player from the rules pages (:class:`agents.rules.RulesAgent`)
 rlcard         RLCard's rule model ``doudizhu-rule-v1`` in our 3-player Dou Dizhu with
                ``preset="rlcard"`` (:class:`agents.rlcard_agent.RLCardRuleAgent`; needs ``rlcard``)
-trained        a Q network shipped as small weights (``agents.trained``): per game either a
-               deep Monte-Carlo self-play policy (``train.dmc``) or the ``rules`` agent with the
-               network overriding its moves where it scores one clearly better (``train.improve``)
+trained        a network-only Q network shipped as small numpy weights
+               (:class:`cardenvs.agents.trained.TrainedAgent`; the file each game's registry
+               record names, ``GameSpec.trained_weights``): it makes every decision itself,
+               no rules fallback, scoring each legal action with the hand planner's context
+               inputs; trained by imitating the ``search`` agent (``train.distill``), in
+               Dou Dizhu and Wakeng then fine-tuned (``train.finetune``).  ``trained:PATH``
+               plays other weights, also those naming a prior agent whose moves the network
+               overrides where it scores one clearly better (``train.improve``)
 rollout        the numba rollout policy of :mod:`cardenvs.core.policy` as a player
                (:class:`agents.search.RolloutAgent`; reads ``info["state"]``)
 rollout0       the former rollout policy (``policy="heuristic0"``), for comparison
@@ -35,6 +44,11 @@ Entries are ``"module:Class"`` strings imported on first use, so optional depend
 """
 
 from __future__ import annotations
+
+if __name__ != "cardenvs.agents":  # the checkout's folder by its bare name: one module, one name
+    from cardenvs.subpackages import alias_bare_name
+
+    alias_bare_name(__name__)
 
 import importlib
 import inspect

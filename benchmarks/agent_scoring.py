@@ -32,10 +32,10 @@ from typing import Optional  # noqa: E402
 
 import numpy as np  # noqa: E402
 
-from agents.trained import WEIGHTS_DIR, QNetwork, TrainedAgent  # noqa: E402
+from cardenvs.agents.trained import WEIGHTS_DIR, QNetwork, TrainedAgent  # noqa: E402
 from cardenvs.api import make_game  # noqa: E402
 from benchmarks.selfplay import write_report  # noqa: E402
-from train.selfplay import SelfPlay  # noqa: E402
+from cardenvs.train.selfplay import SelfPlay  # noqa: E402
 
 
 def positions(name: str, count: int, options: Optional[dict] = None) -> list:

@@ -44,7 +44,7 @@ VARIANTS = {
 def write_variant(src: str, dst: str, margins: dict, extra: Optional[dict] = None) -> str:
     """Copy the weight file ``src`` to ``dst`` as a ``rules``-prior file with ``margins``
     (``extra``: more metadata, e.g. how the file was made)."""
-    from agents.trained import QNetwork, save_weights
+    from cardenvs.agents.trained import QNetwork, save_weights
 
     net = QNetwork(src)  # the loader's checks
     if net.meta.get("prior"):
@@ -81,8 +81,8 @@ def split(game: str, weights: str, deals: int, seed: int, jobs: int,
 def agreement(game_name: str, weights: str, deals: int, seed: int) -> dict:
     """The ``--agree`` statistics (module docstring) over ``deals`` deals of ``rules``."""
     import cardenvs
-    from agents.rules import RulesAgent
-    from agents.trained import TrainedAgent
+    from cardenvs.agents.rules import RulesAgent
+    from cardenvs.agents.trained import TrainedAgent
 
     g = cardenvs.make_game(game_name)
     rules = RulesAgent(g)
@@ -127,7 +127,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
                    help="also compare the network's card plays with rules' over N deals")
     p.add_argument("--no-split", action="store_true", help="skip the arena runs")
     a = p.parse_args(argv)
-    from agents.trained import WEIGHTS_DIR
+    from cardenvs.agents.trained import WEIGHTS_DIR
 
     weights = a.weights or os.path.join(WEIGHTS_DIR, f"{a.game}_network.npz")
     if a.deals < 1 or a.agree < 0:

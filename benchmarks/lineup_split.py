@@ -33,11 +33,11 @@ def lineup_split(game: str, first: str, second: str, deals: int = 4000,
     """``{"lineups": [(seats, mean)], "groups": {k: (mean, half)}, "all": (mean, half)}``:
     the first agent's mean seat score minus the second's per deal, per lineup (the seats the
     first holds), per number of seats it holds, and over every lineup."""
-    from agents import make_agent
+    from cardenvs.agents import make_agent
     from cardenvs.api import make_game
     from cardenvs.arena import one_blas_thread
     from cardenvs.vector import VectorGame
-    from train.finetune import arena_seat_sets, half_width, new_deals, play_lineup
+    from cardenvs.train.finetune import arena_seat_sets, half_width, new_deals, play_lineup
 
     g = make_game(game)
     a, b = make_agent(first, g, seed=0), make_agent(second, g, seed=1)

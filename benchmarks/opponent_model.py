@@ -72,7 +72,7 @@ class _Watcher:
 def measure(deals: int = 100, seed: int = 1000) -> dict[tuple[str, str], list[int]]:
     """``{(kind, role): [decisions, policy agrees, greedy agrees]}`` over ``deals`` deals of
     RLCard's rule model against itself (deal ``i`` is ``env.reset(seed=seed + i)``)."""
-    from agents.rlcard_agent import RLCardRuleAgent
+    from cardenvs.agents.rlcard_agent import RLCardRuleAgent
     from cardenvs.arena import play_deal
 
     env = importlib.import_module("cardenvs.doudizhu_v0").env(preset="rlcard", auction="fixed")

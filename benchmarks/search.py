@@ -109,7 +109,7 @@ def rollout_rate(game, states: np.ndarray, N: int, policy: str, seconds: float) 
 
 def search_mode(name: str) -> str:
     """What ``search`` does by default in ``name``: its prior and margin."""
-    from agents.search import SearchAgent
+    from cardenvs.agents.search import SearchAgent
 
     a = SearchAgent(cardenvs.make_game(name), seed=0)
     if a._prior is None:
@@ -124,7 +124,7 @@ def search_ms(name: str, deals: int, spec: str = "search",
     """CPU milliseconds per decision (median, p90, decisions timed) of agent ``spec`` (a
     search agent, ``search:rollouts=1200,...`` for another budget) at one seat against
     ``rules``, over ``deals`` deals of ``name`` with ``options``."""
-    from agents import make_agent
+    from cardenvs.agents import make_agent
 
     options = dict(options or {})
     game = cardenvs.make_game(name, **options)

@@ -70,9 +70,9 @@ import numpy as np  # noqa: E402
 import torch  # noqa: E402
 
 from benchmarks.run import cpu_model  # noqa: E402
-from train.dmc import DMC, Config, TorchPolicy, exploration_rates  # noqa: E402
-from train.quant import Int8Body, int8_matmul, prepack  # noqa: E402
-from train.selfplay import ActorPool, SelfPlay, torch_scorer  # noqa: E402
+from cardenvs.train.dmc import DMC, Config, TorchPolicy, exploration_rates  # noqa: E402
+from cardenvs.train.quant import Int8Body, int8_matmul, prepack  # noqa: E402
+from cardenvs.train.selfplay import ActorPool, SelfPlay, torch_scorer  # noqa: E402
 
 
 def _trainer(game: str, engine: str, envs: int, out: str, act_dtype: str = "float32") -> DMC:

@@ -39,7 +39,7 @@ from contextlib import contextmanager  # noqa: E402
 
 import torch  # noqa: E402
 
-import train.quant as quant  # noqa: E402
+import cardenvs.train.quant as quant  # noqa: E402
 from benchmarks.run import cpu_model  # noqa: E402
 from benchmarks.selfplay import _trainer  # noqa: E402
 from cardenvs.arena import agents_module  # noqa: E402

@@ -30,7 +30,7 @@ import time
 
 import numpy as np
 
-from agents.rules import RulesAgent, WakengPart
+from cardenvs.agents.rules import RulesAgent, WakengPart
 
 
 class OldWakengPart(WakengPart):
@@ -72,7 +72,7 @@ def collect(deals: int, seed: int = 0, farmers: str = "rules") -> dict:
     from cardenvs.api import make_game
 
     game = make_game("wakeng")
-    from agents import make_agent
+    from cardenvs.agents import make_agent
 
     agent = RulesAgent(game)
     farmer = agent if farmers == "rules" else make_agent(farmers, game, seed=seed)
@@ -201,7 +201,7 @@ def fit(data: dict, old_th) -> dict:
 
 
 def arena(deals: int, seed: int = 0, agents: str = "rules,old_rules") -> dict:
-    from agents import register_agent
+    from cardenvs.agents import register_agent
     from cardenvs.arena import format_results, run_arena
 
     register_agent("old_rules", "benchmarks.wakeng_bidding:OldRulesAgent")

@@ -105,47 +105,24 @@ def solo_lineups(k: int, n: int, solo: int) -> list[tuple[int, ...]]:
 
 
 def import_agents():
-    """The baseline agents package that belongs to this ``cardenvs``.
+    """The baseline agents package, ``cardenvs.agents``: installed inside ``cardenvs`` (a
+    wheel, or an editable install mapping it to a checkout's ``agents/`` folder), or, from a
+    checkout that is not installed, that folder loaded under the same name
+    (:func:`cardenvs.subpackages.import_subpackage`): one name for each source file, whatever
+    the working directory."""
+    from .subpackages import import_subpackage
 
-    Installed (``pip install .``) it is ``cardenvs.agents``; in a source checkout (an editable
-    install, or none) it is the checkout's top-level ``agents/`` folder, imported as ``agents``
-    (the name the tests and ``python -m train...`` use), so one copy of the agents is loaded.
-    """
-    here = Path(__file__).resolve().parent
-    loaded = sys.modules.get("cardenvs.agents")
-    if loaded is not None:
-        return loaded
-    if (here / "agents" / "__init__.py").is_file():  # installed inside the package
-        return importlib.import_module("cardenvs.agents")
-    root = here.parent
-    if not (root / "agents" / "__init__.py").is_file():
-        raise ValueError("the baseline agents are not installed (no cardenvs.agents and no "
-                         "agents/ folder beside the cardenvs package)")
-    loaded = sys.modules.get("agents")
-    if loaded is None:
-        spec = importlib.util.find_spec("agents")
-        if spec is None or Path(spec.origin or "").resolve() != root / "agents" / "__init__.py":
-            # not on sys.path (cardenvs imported from elsewhere than the checkout's root)
-            spec = importlib.util.spec_from_file_location(
-                "agents", root / "agents" / "__init__.py",
-                submodule_search_locations=[str(root / "agents")])
-        loaded = importlib.util.module_from_spec(spec)
-        sys.modules["agents"] = loaded
-        try:
-            spec.loader.exec_module(loaded)
-        except BaseException:
-            del sys.modules["agents"]
+    try:
+        return import_subpackage("agents")
+    except ModuleNotFoundError as e:
+        if e.name != "cardenvs.agents":
             raise
-    where = Path(getattr(loaded, "__file__", "") or "").resolve().parent
-    if where != root / "agents":
-        raise ValueError(f"the package 'agents' imported from {where} is not cardenvs's "
-                         f"({root / 'agents'}); another project's 'agents' shadows it")
-    return loaded
+        raise ValueError(f"the baseline agents are not installed ({e})") from None
 
 
 def agents_module(name: str):
-    """A module of the baseline agents package (``"trained"`` -> ``agents.trained`` or
-    ``cardenvs.agents.trained``, see :func:`import_agents`)."""
+    """A module of the baseline agents package (``"trained"`` -> ``cardenvs.agents.trained``,
+    see :func:`import_agents`)."""
     return importlib.import_module(f"{import_agents().__name__}.{name}")
 
 

@@ -10,12 +10,12 @@ Opponent policies (``opponents=``), for every non-learner seat, or per seat as a
 ``{seat: policy}`` or a list with one entry per seat (``None`` at the learner's seats):
 
 * ``"random"``: uniform over the legal actions, from the env's own seeded generator;
-* another agent registry name (``"rules"``, ``"rlcard"``, ``"trained"``: the ``agents``
-  package), built once with ``make_agent(name, game, seed=0)`` and shared by the seats
-  that name it;
-* an object with ``act(observation, legal_ids)`` (the ``agents`` package's interface, e.g.
-  ``agents.make_agent("rules", game)``; one with only ``act_batch(observations, masks)`` is
-  asked with a batch of one), or
+* another agent registry name (``"rules"``, ``"rlcard"``, ``"trained"``: the
+  ``cardenvs.agents`` package), built once with ``make_agent(name, game, seed=0)`` and
+  shared by the seats that name it;
+* an object with ``act(observation, legal_ids)`` (the ``cardenvs.agents`` package's
+  interface, e.g. ``cardenvs.agents.make_agent("rules", game)``; one with only
+  ``act_batch(observations, masks)`` is asked with a batch of one), or
 * any callable ``policy(observation, legal_ids) -> action`` (e.g. a frozen snapshot of the
   learner).
 
@@ -65,14 +65,19 @@ def _check_seats(seats, n_players: int) -> tuple[int, ...]:
 
 
 def _make_agent(name: str, game) -> Any:
-    """The agent registered as ``name`` (the ``agents`` package), bound to ``game``; ``name``
+    """The agent registered as ``name`` (``cardenvs.agents``), bound to ``game``; ``name``
     may be a spec with an argument (``trained:PATH``, ``search:rollouts=64,epsilon=0.1``)."""
+    from .subpackages import import_subpackage
+
     try:
-        from agents import AGENTS, make_agent, split_spec
-    except ModuleNotFoundError:  # pragma: no cover - the agents package is not installed
+        agents = import_subpackage("agents")
+    except ModuleNotFoundError as e:  # pragma: no cover - the agents package is not installed
+        if e.name != "cardenvs.agents":
+            raise
         raise ValueError(f"unknown opponent {name!r}: give 'random', an object with "
                          f"act(observation, legal_ids), or a callable (the agents package "
                          f"with more names is not installed)") from None
+    AGENTS, make_agent, split_spec = agents.AGENTS, agents.make_agent, agents.split_spec
     if split_spec(name)[0] not in AGENTS:  # a spec may carry an argument: search:rollouts=64
         raise ValueError(f"unknown opponent {name!r}: give 'random', an agent name "
                          f"({', '.join(a for a in AGENTS if a != 'random')}), an object with "

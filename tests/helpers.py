@@ -99,7 +99,7 @@ def play_view(game, hand, unseen, sizes, beat_seat: int, prev: int, partners, en
     counts, hand sizes and the relative seats, ``prev`` the table row to beat played by
     ``beat_seat``, -1 on a free lead) and its legal ids: ``legal`` plus the pass when
     following.  Returns ``(view, legal)``."""
-    from agents.rules import PlayView
+    from cardenvs.agents.rules import PlayView
 
     v = PlayView(hand, unseen, sizes, beat_seat, -1 if prev < 0 else int(game.tab.family[prev]),
                  np.zeros(16, np.int64) if prev < 0 else game.tab.counts[prev].copy(), partners,

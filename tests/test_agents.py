@@ -10,9 +10,9 @@ import numpy as np
 import pytest
 
 import cardenvs
-from agents import AGENTS, agent_class, make_agent, register_agent
-from agents.base import ObsReader
-from agents.rules import PARTS, RulesAgent
+from cardenvs.agents import AGENTS, agent_class, make_agent, register_agent
+from cardenvs.agents.base import ObsReader
+from cardenvs.agents.rules import PARTS, RulesAgent
 from cardenvs.core.kernels import gen_legal
 from helpers import alternate_deals, chosen_play, play_view
 
@@ -332,7 +332,7 @@ def test_trained_weights_are_the_files_the_registry_names():
     ``search``'s default prior play by the network in every decision."""
     import os
 
-    from agents.trained import WEIGHTS_DIR, default_weights_path
+    from cardenvs.agents.trained import WEIGHTS_DIR, default_weights_path
     from cardenvs.registry import REGISTRY
 
     for name, spec in REGISTRY.items():

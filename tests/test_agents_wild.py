@@ -23,9 +23,9 @@ import numpy as np
 import pytest
 
 import cardenvs
-from agents import make_agent
-from agents.planner import plan_cost, plan_cost_wild, plan_costs_after_wild, plan_rules
-from agents.rules import RulesAgent
+from cardenvs.agents import make_agent
+from cardenvs.agents.planner import plan_cost, plan_cost_wild, plan_costs_after_wild, plan_rules
+from cardenvs.agents.rules import RulesAgent
 from cardenvs.arena import run_arena
 from helpers import alternate_deals, chosen_play, play_view
 

@@ -321,7 +321,8 @@ def test_compile_notice_only_when_the_cache_is_cold(monkeypatch, capsys):
 def test_own_weights_as_an_agent(tmp_path):
     import shutil
 
-    import agents.trained
+    import cardenvs.agents.trained
+    from cardenvs import agents
 
     src = agents.trained.default_weights_path("wakeng")  # the file `trained` loads
     mine = tmp_path / "my_wakeng.npz"
@@ -343,7 +344,7 @@ def test_own_weights_as_an_agent(tmp_path):
 
 
 def test_agent_specs_carry_constructor_keywords():
-    import agents
+    from cardenvs import agents
 
     g = cardenvs.make_game("doudizhu")
     a = agents.make_agent("search:rollouts=64,max_candidates=3,epsilon=0.1,margin=inf,"

@@ -85,7 +85,7 @@ def test_cleanrl_ppo_runs():
     pytest.importorskip("torch", reason="torch is not installed (the train extra)")
     import importlib
 
-    mod = importlib.import_module("train.cleanrl_ppo")
+    mod = importlib.import_module("cardenvs.train.cleanrl_ppo")
     lines = []
     net = mod.train("wakeng", n_envs=8, n_steps=16, updates=2, hidden=32, log=lines.append)
     assert len(lines) == 2 and "256 steps" in lines[1]

@@ -11,15 +11,15 @@ import numpy as np
 import pytest
 import torch
 
-import agents
-import agents.rules
+import cardenvs.agents.rules
+from cardenvs import agents
 import cardenvs
-from agents.context import PICKS_DIM, PLAN_DIM, PlanContext, context_dim, make_context
-from agents.trained import QNetwork, TrainedAgent, save_weights
+from cardenvs.agents.context import PICKS_DIM, PLAN_DIM, PlanContext, context_dim, make_context
+from cardenvs.agents.trained import QNetwork, TrainedAgent, save_weights
 from helpers import random_positions
-from train import distill
-from train.dmc import QNet, TorchPolicy, export_weights
-from train.exit import load_numpy_weights
+from cardenvs.train import distill
+from cardenvs.train.dmc import QNet, TorchPolicy, export_weights
+from cardenvs.train.exit import load_numpy_weights
 
 
 def _dims(g):
@@ -208,7 +208,7 @@ def test_weight_format_with_context_and_its_errors(tmp_path):
     with pytest.raises(ValueError, match="context 'other', unknown"):
         TrainedAgent(g, weights=bad)
     # train.dmc's self-play does not compute contexts: --init refuses such a file
-    from train.dmc import DMC, Config
+    from cardenvs.train.dmc import DMC, Config
 
     with pytest.raises(ValueError, match="context 'plan'"):
         DMC(Config(game="doudizhu", out=str(tmp_path / "dmc"), init=path, eval_deals=0,
@@ -353,7 +353,7 @@ def test_removed_ranks_names_the_buried_rank_and_nothing_else():
 
 
 def test_a_plan_file_starts_a_plan_picks_network_with_the_same_scores(tmp_path):
-    from agents.context import extends
+    from cardenvs.agents.context import extends
 
     assert extends("plan_picks", "plan") and extends("plan", "plan")
     assert not extends("plan", "plan_picks") and not extends(None, "plan")

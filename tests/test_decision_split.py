@@ -9,8 +9,8 @@ import numpy as np
 import pytest
 
 import cardenvs
-from agents.rules import RulesAgent
-from agents.trained import WEIGHTS_DIR, TrainedAgent
+from cardenvs.agents.rules import RulesAgent
+from cardenvs.agents.trained import WEIGHTS_DIR, TrainedAgent
 from benchmarks import decision_split
 from helpers import random_positions
 

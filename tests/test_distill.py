@@ -10,8 +10,8 @@ import pytest
 
 import cardenvs
 
-import agents
-from train import distill
+from cardenvs import agents
+from cardenvs.train import distill
 
 
 def test_collect_is_deterministic_resumable_and_records_the_teachers_moves(tmp_path):
@@ -157,7 +157,7 @@ def test_sigterm_stops_a_collection_that_the_same_command_continues(tmp_path):
     from pathlib import Path
 
     out = tmp_path / "c"
-    cmd = [sys.executable, "-m", "train.distill", "collect", "wakeng", "--teacher", "rules",
+    cmd = [sys.executable, "-m", "cardenvs.train.distill", "collect", "wakeng", "--teacher", "rules",
            "--deals", "2000", "--block", "2", "--out", str(out), "--no-progress"]
     root = Path(__file__).resolve().parents[1]
     proc = subprocess.Popen(cmd, cwd=root, stderr=subprocess.PIPE, text=True)
@@ -207,7 +207,7 @@ def test_fit_weights_kinds_of_decision_and_logs_each_ones_agreement(tmp_path):
 
 
 def test_play_deal_asks_only_at_real_decisions_and_returns_each_steps_rewards():
-    from train.common import StopSignals, play_deal
+    from cardenvs.train.common import StopSignals, play_deal
 
     g = cardenvs.make_game("niangniang")
     rng = np.random.default_rng(4)
@@ -246,8 +246,8 @@ def _random_network(path, game, seed, hidden=(16, 8)):
     """A network-only weight file of ``game`` with random weights (as a fit writes one)."""
     import torch
 
-    from train.common import game_dims
-    from train.dmc import QNet, export_weights
+    from cardenvs.train.common import game_dims
+    from cardenvs.train.dmc import QNet, export_weights
 
     torch.manual_seed(seed)
     net = QNet(*game_dims(game), hidden)

@@ -18,9 +18,9 @@ import pytest
 
 torch = pytest.importorskip("torch")
 
-from agents.trained import WEIGHTS_DIR, QNetwork, TrainedAgent  # noqa: E402
+from cardenvs.agents.trained import WEIGHTS_DIR, QNetwork, TrainedAgent  # noqa: E402
 from cardenvs.api import make_game  # noqa: E402
-from train.dmc import DMC, Config, duplicate_returns, make_eval_agent, summarize  # noqa: E402
+from cardenvs.train.dmc import DMC, Config, duplicate_returns, make_eval_agent, summarize  # noqa: E402
 
 
 def _cfg(out, **kw) -> Config:
@@ -56,7 +56,7 @@ def test_fused_adam_bumps_versions_and_matches_the_plain_one():
     """``train.common.make_adam``: the fused kernel's steps bump the parameters' version
     counters (the scorers' caches are keyed on them: without it they would keep scoring with
     the old weights), and land where the per-tensor Adam does, float32 rounding aside."""
-    from train.common import make_adam
+    from cardenvs.train.common import make_adam
 
     torch.manual_seed(0)
     nets = [torch.nn.Sequential(torch.nn.Linear(30, 40), torch.nn.ReLU(), torch.nn.Linear(40, 1))
@@ -77,7 +77,7 @@ def test_fused_adam_bumps_versions_and_matches_the_plain_one():
         assert (a - a0).abs().max() > 0.01  # 50 steps of 1e-2 moved them
         torch.testing.assert_close(a, b, rtol=1e-4, atol=1e-5)
     # a checkpoint of the plain Adam (an older run's) resumes into the fused one, still fused
-    from train.common import load_optimizer_state
+    from cardenvs.train.common import load_optimizer_state
 
     load_optimizer_state(opts[0], opts[1].state_dict())
     assert opts[0].param_groups[0]["fused"] is True
@@ -230,7 +230,7 @@ def _is_png(path) -> bool:
 
 
 def test_learning_curves_png(tmp_path):
-    from train.curves import main as curves_main
+    from cardenvs.train.curves import main as curves_main
 
     run = _run_with_eval_log(
         tmp_path, "run", "deals,score,score_ci,win_rate,win_ci,opponent,train_s,decisions,updates\n"
@@ -245,8 +245,8 @@ def test_learning_curves_png(tmp_path):
 
 
 def test_curves_plot_the_paired_difference_when_logged(tmp_path):
-    from train.common import eval_metric
-    from train.curves import main as curves_main, read_eval
+    from cardenvs.train.common import eval_metric
+    from cardenvs.train.curves import main as curves_main, read_eval
 
     run = _run_with_eval_log(
         tmp_path, "run", "deals,score,score_ci,win_rate,win_ci,diff,diff_ci,opponent,train_s\n"
@@ -310,7 +310,7 @@ def test_teacher_mode_on_the_engine_plays_the_teacher_and_keeps_alternatives(tmp
 
 
 def test_teacher_mode_engine_explores_at_the_teacher_rate(tmp_path):
-    from train.selfplay import K_NEXP
+    from cardenvs.train.selfplay import K_NEXP
 
     t = DMC(_cfg(tmp_path, game="doudizhu", envs=32, teacher="rules", teacher_eps=0.5))
     t._start_selfplay()
@@ -378,7 +378,7 @@ def test_curves_from_arena_results(tmp_path):
     """``--arena RESULT:MINUTES``: a recipe's curve drawn from arena results, the paired
     difference against the opponent read with its sign and 95% interval."""
     from cardenvs.arena import run_arena, write_results
-    from train.curves import arena_curves, main as curves_main, read_arena
+    from cardenvs.train.curves import arena_curves, main as curves_main, read_arena
 
     res = run_arena("doudizhu", "rules,random", deals=6, seed=3, progress=False)
     out = tmp_path / "ar"

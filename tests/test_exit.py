@@ -23,12 +23,12 @@ from helpers import sigterm_after_first_log
 
 torch = pytest.importorskip("torch")
 
-from agents import make_agent  # noqa: E402
-from agents.exit import ExitSearchAgent  # noqa: E402
-from agents.trained import QNetwork, TrainedAgent  # noqa: E402
+from cardenvs.agents import make_agent  # noqa: E402
+from cardenvs.agents.exit import ExitSearchAgent  # noqa: E402
+from cardenvs.agents.trained import QNetwork, TrainedAgent  # noqa: E402
 from cardenvs.api import make_game  # noqa: E402
-from train.dmc import TorchPolicy, duplicate_returns  # noqa: E402
-from train.exit import ExIt, ExitConfig  # noqa: E402
+from cardenvs.train.dmc import TorchPolicy, duplicate_returns  # noqa: E402
+from cardenvs.train.exit import ExIt, ExitConfig  # noqa: E402
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -108,7 +108,7 @@ def test_short_training_improves_on_random(tmp_path):
 def test_sigterm_checkpoints_then_resume(tmp_path):
     out = tmp_path / "run"
     proc = subprocess.Popen(
-        [sys.executable, "-m", "train.exit", "wakeng", "--minutes", "5", "--hidden", "32",
+        [sys.executable, "-m", "cardenvs.train.exit", "wakeng", "--minutes", "5", "--hidden", "32",
          "--rollouts", "24", "--candidates", "3", "--games", "1", "--updates", "2",
          "--batch", "32", "--buffer", "500", "--eval-deals", "0", "--no-progress",
          "--out", str(out)], cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
@@ -120,7 +120,7 @@ def test_sigterm_checkpoints_then_resume(tmp_path):
 
 
 def test_trained_search_agent_plays_pickles_and_takes_weights(tmp_path):
-    from agents.trained import default_weights_path
+    from cardenvs.agents.trained import default_weights_path
     from cardenvs.arena import run_arena
 
     g = make_game("wakeng")

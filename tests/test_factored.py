@@ -30,12 +30,12 @@ import pytest
 torch = pytest.importorskip("torch")
 from torch import nn  # noqa: E402
 
-from agents.trained import (WEIGHTS_DIR, ActionRows, QNetwork, TrainedAgent,  # noqa: E402
+from cardenvs.agents.trained import (WEIGHTS_DIR, ActionRows, QNetwork, TrainedAgent,  # noqa: E402
                             default_weights_path)
 from cardenvs import GAMES  # noqa: E402
-from agents.context import make_context  # noqa: E402
-from train.dmc import FactoredScorer, QNet, TorchPolicy, export_weights  # noqa: E402
-from train.selfplay import SelfPlay  # noqa: E402
+from cardenvs.agents.context import make_context  # noqa: E402
+from cardenvs.train.dmc import FactoredScorer, QNet, TorchPolicy, export_weights  # noqa: E402
+from cardenvs.train.selfplay import SelfPlay  # noqa: E402
 
 HIDDEN = (64, 32, 16)
 
@@ -216,7 +216,7 @@ def test_cached_observation_part_kernel_refreshes_and_is_exact():
     random walk of sparse observations under 3 keys, with ``max_age = 4``: the same values
     (float rounding), a fresh computation every fifth position of a key, and a key marked
     ``-1`` computed afresh."""
-    from agents.trained import observation_part, observation_part_cached
+    from cardenvs.agents.trained import observation_part, observation_part_cached
 
     rng = np.random.default_rng(1)
     D, H = 60, 24
@@ -252,7 +252,7 @@ def test_cached_observation_part_skips_unchanged_blocks_exactly():
     scan of every entry: the same floats to the bit, over observations whose width is not a
     multiple of the block, with ``-0.0`` entries, changes in the tail and whole blocks
     unchanged."""
-    from agents.trained import _add_rows, _entries, observation_part_cached
+    from cardenvs.agents.trained import _add_rows, _entries, observation_part_cached
 
     def reference(obs, w, b, keys, c_obs, c_part, c_age, max_age, out):
         idx = np.zeros(obs.shape[1] + 4, np.int64)
@@ -402,7 +402,7 @@ def test_bfloat16_scores_stay_near_float32(name, file):
     their spread of the float32 Sequential's (measured in Dou Dizhu: 0.3-0.4%), the same best
     action in 95% of positions or more, float32 out; the plain-forward path
     (``torch_scorer`` without a game) under autocast likewise."""
-    from train.selfplay import torch_scorer
+    from cardenvs.train.selfplay import torch_scorer
 
     game, batches = _positions(name, steps=(1, 6, 15))
     net = _shipped_net(os.path.join(WEIGHTS_DIR, file))

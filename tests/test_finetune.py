@@ -26,11 +26,11 @@ from helpers import sigterm_after_first_log
 
 torch = pytest.importorskip("torch")
 
-from agents.trained import QNetwork, TrainedAgent  # noqa: E402
+from cardenvs.agents.trained import QNetwork, TrainedAgent  # noqa: E402
 from cardenvs.api import make_game  # noqa: E402
 from cardenvs.vector import VectorGame  # noqa: E402
-from train.dmc import QNet, export_weights  # noqa: E402
-from train.finetune import (  # noqa: E402
+from cardenvs.train.dmc import QNet, export_weights  # noqa: E402
+from cardenvs.train.finetune import (  # noqa: E402
     Finetune, FinetuneConfig, NetworkSampler, arena_seat_sets, leave_one_out, lineups, new_deals,
     opponent_list, play_lineup, sample_segments, segment_log_softmax,
 )
@@ -177,7 +177,7 @@ def test_sigterm_keeps_a_checkpoint(tmp_path):
     init = _tiny_file(tmp_path / "init.npz")
     out = tmp_path / "run"
     proc = subprocess.Popen(
-        [sys.executable, "-m", "train.finetune", "wakeng", "--init", init, "--minutes", "5",
+        [sys.executable, "-m", "cardenvs.train.finetune", "wakeng", "--init", init, "--minutes", "5",
          "--deals", "2", "--group", "2", "--eval-deals", "0", "--no-progress", "--out", str(out)],
         cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     ck = sigterm_after_first_log(proc, out)
@@ -218,7 +218,7 @@ def test_file_of_another_game_is_refused(tmp_path):
 
 
 def test_cli_reports_bad_input(tmp_path):
-    r = subprocess.run([sys.executable, "-m", "train.finetune", "wakeng", "--init",
+    r = subprocess.run([sys.executable, "-m", "cardenvs.train.finetune", "wakeng", "--init",
                         str(tmp_path / "missing.npz"), "--out", str(tmp_path / "o")],
                        cwd=ROOT, capture_output=True, text=True)
     assert r.returncode == 2 and "no weight file at" in r.stderr and "Traceback" not in r.stderr

@@ -22,13 +22,13 @@ from helpers import random_positions, stop_with_sigterm
 
 torch = pytest.importorskip("torch")
 
-from agents import make_agent  # noqa: E402
-from agents.trained import (  # noqa: E402
+from cardenvs.agents import make_agent  # noqa: E402
+from cardenvs.agents.trained import (  # noqa: E402
     TrainedAgent, action_margins, choose_with_prior, prior_margins,
 )
 from cardenvs.api import make_game  # noqa: E402
-from train.dmc import QNet, export_weights  # noqa: E402
-from train.improve import Improve, ImproveConfig, main  # noqa: E402
+from cardenvs.train.dmc import QNet, export_weights  # noqa: E402
+from cardenvs.train.improve import Improve, ImproveConfig, main  # noqa: E402
 
 
 def test_choose_with_prior_literal():
@@ -331,7 +331,7 @@ def test_sigterm_checkpoints_and_resume_drops_discarded_log_rows(tmp_path):
     root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
     out = tmp_path / "run"
     proc = subprocess.Popen(
-        [sys.executable, "-m", "train.improve", "wakeng", "--minutes", "5", "--out", str(out),
+        [sys.executable, "-m", "cardenvs.train.improve", "wakeng", "--minutes", "5", "--out", str(out),
          "--batch", "32", "--buffer", "256", "--hidden", "32,16", "--select-deals", "3",
          "--no-progress", "--seed", "3"],
         cwd=root, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)

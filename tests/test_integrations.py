@@ -347,7 +347,7 @@ def test_bound_policy_and_rollouts_match_the_templates(game, monkeypatch):
     leaves (``k_step`` inside the choice scorer), wild jokers and 报牌; each game costs a
     compilation of the uncached templates)."""
     import cardenvs.core.specialize as sp
-    from agents import make_agent
+    from cardenvs.agents import make_agent
     from cardenvs.vector import VectorGame
 
     g = cardenvs.make_game(game)

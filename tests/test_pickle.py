@@ -8,7 +8,7 @@ import pickle
 import numpy as np
 import pytest
 
-import agents
+from cardenvs import agents
 import cardenvs
 from cardenvs.core.game import Game
 from cardenvs.wrappers import SeatEnv
@@ -104,8 +104,8 @@ def test_game_names_accepted_wherever_a_game_is():
         assert agents.agent_class(name).unsupported("wakeng") == agents.agent_class(
             name).unsupported(g)
     assert agents.RandomAgent("wakeng").game is g
-    from agents.rules import RulesAgent
-    from agents.trained import TrainedAgent
+    from cardenvs.agents.rules import RulesAgent
+    from cardenvs.agents.trained import TrainedAgent
 
     assert RulesAgent("wakeng").game is g and TrainedAgent("wakeng").game is g
     from cardenvs.core.rollout import random_rollouts

@@ -20,7 +20,7 @@ from cardenvs.core.combos import ROCKET
 from cardenvs.core.state import CUR, HDR, LAST_ROW, LAST_SEAT
 from cardenvs.vector import VectorGame, rollout_streams
 
-from agents.search import RolloutAgent
+from cardenvs.agents.search import RolloutAgent
 from helpers import random_decisions
 from test_rollout_policy import replay
 

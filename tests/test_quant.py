@@ -20,11 +20,11 @@ import pytest
 
 torch = pytest.importorskip("torch")
 
-from agents.context import make_context  # noqa: E402
-from agents.trained import WEIGHTS_DIR, factored_first_layer  # noqa: E402
+from cardenvs.agents.context import make_context  # noqa: E402
+from cardenvs.agents.trained import WEIGHTS_DIR, factored_first_layer  # noqa: E402
 from cardenvs import GAMES  # noqa: E402
-from train.dmc import FactoredScorer, QNet  # noqa: E402
-from train.quant import (EXACT_INPUTS, QMAX, Int8Body, first_layer_codes, int8_matmul,  # noqa: E402
+from cardenvs.train.dmc import FactoredScorer, QNet  # noqa: E402
+from cardenvs.train.quant import (EXACT_INPUTS, QMAX, Int8Body, first_layer_codes, int8_matmul,  # noqa: E402
                          onednn_available, prepack, quantize_rows,
                          quantize_weight, reference_scores)
 from test_factored import _net, _plain, _positions, _sequential, _shipped_net  # noqa: E402
@@ -259,7 +259,7 @@ def test_int8_weights_follow_the_learner():
 
 
 def test_int8_refuses_what_it_cannot_score():
-    from train.selfplay import ActorPool, torch_scorer
+    from cardenvs.train.selfplay import ActorPool, torch_scorer
 
     game, _ = _positions("wakeng", steps=(0,))
     net = _net(game, seed=1)

@@ -7,7 +7,7 @@ import pytest
 ray = pytest.importorskip("ray", reason="ray is not installed (pip install 'cardenvs[rllib]')")
 torch = pytest.importorskip("torch", reason="torch is not installed")
 
-from train.dmc import DMC, Config  # noqa: E402
+from cardenvs.train.dmc import DMC, Config  # noqa: E402
 
 
 def test_dmc_trains_with_ray_actors(tmp_path):

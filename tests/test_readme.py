@@ -39,7 +39,7 @@ def test_main_job_command_runs_the_arena(tmp_path):
     game = cmd[2]
     agents = cmd[cmd.index("--agents") + 1].split(",")
     assert "trained" in agents and "rules" in agents
-    from agents.trained import default_weights_path
+    from cardenvs.agents.trained import default_weights_path
 
     assert os.path.exists(default_weights_path(game)), "the main job needs shipped weights"
     args = cmd[1:]

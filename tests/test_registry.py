@@ -6,7 +6,7 @@ import gymnasium
 import pytest
 
 import cardenvs
-from agents.rules import PARTS
+from cardenvs.agents.rules import PARTS
 from cardenvs import arena, multiagent, replay
 from cardenvs.registry import REGISTRY, GameSpec, register, resolve, spec
 

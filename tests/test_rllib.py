@@ -157,7 +157,7 @@ def test_ppo_trains_with_two_remote_env_runners():
 def test_league_mapping_is_per_episode_and_keeps_bidders_learning():
     import importlib
 
-    sp = importlib.import_module("train.rllib_selfplay")
+    sp = importlib.import_module("cardenvs.train.rllib_selfplay")
     mapping = sp.LeagueMapping(["bidder", "landlord", "farmer"], league=2)
 
     class Ep:

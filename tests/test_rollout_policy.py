@@ -17,7 +17,7 @@ from cardenvs.core.policy import (
 from cardenvs.core.state import CUR, PHASE, P_DONE, REW0
 from cardenvs.vector import VectorGame, rollout_streams
 
-from agents.search import RolloutAgent
+from cardenvs.agents.search import RolloutAgent
 from helpers import random_decisions
 
 GAMES = list(cardenvs.GAMES)
@@ -436,7 +436,7 @@ def test_rollouts_with_a_network_at_one_seat_equal_an_independent_replay(name):
     """The ``trained`` network at seat 0 and the policy elsewhere: the returns and lengths
     are those of stepping each state through Game.step with the network's ``act`` at seat 0
     (one position at a time) and the policy's choice at the other seats."""
-    from agents import make_agent
+    from cardenvs.agents import make_agent
 
     game = cardenvs.make_game(name)
     states = positions(game, 6, seed=6)[:30]

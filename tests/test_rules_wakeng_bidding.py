@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 import cardenvs
-from agents import make_agent
+from cardenvs.agents import make_agent
 from benchmarks.wakeng_bidding import OldRulesAgent, auction, auctions, replay_score
 
 # rank order 4 < 5 < ... < A < 2 < 3 (chains stop at A; 2s and 3s are the controls)

@@ -12,8 +12,8 @@ import pytest
 import cardenvs
 from cardenvs.core.state import CUR, LANDLORD, PHASE, P_DONE, P_PLAY
 
-import agents
-from agents.search import DEFAULT_MARGIN, DEFAULT_Z, RolloutAgent, SearchAgent
+from cardenvs import agents
+from cardenvs.agents.search import DEFAULT_MARGIN, DEFAULT_Z, RolloutAgent, SearchAgent
 
 GAMES = list(cardenvs.GAMES)
 
@@ -232,7 +232,7 @@ def test_per_game_defaults_and_explicit_settings():
     """``GAME_SETTINGS`` gives 3-player Dou Dizhu under ``preset="rlcard"`` margin 0 / z 0.5;
     the rules pages' Dou Dizhu, its other presets and the other games take
     :data:`DEFAULT_MARGIN` / :data:`DEFAULT_Z`; explicit arguments win over both."""
-    from agents.search import default_settings
+    from cardenvs.agents.search import default_settings
 
     rl = cardenvs.make_game("doudizhu", preset="rlcard")
     a = SearchAgent(rl, seed=0)

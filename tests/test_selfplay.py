@@ -18,7 +18,7 @@ import numpy as np
 import pytest
 
 from cardenvs.api import make_game
-from train.selfplay import K_NEXP, SelfPlay
+from cardenvs.train.selfplay import K_NEXP, SelfPlay
 
 
 def _scorer(seed: int):
@@ -198,8 +198,8 @@ def test_actor_pool_batches_equal_an_in_process_engine():
     (the reader here is slower than the actor, so the actor waits for its slots), nor, lent
     with ``get(copy=False)``, before the next ``get``."""
     torch = pytest.importorskip("torch")
-    from train.dmc import QNet
-    from train.selfplay import ActorPool, torch_scorer
+    from cardenvs.train.dmc import QNet
+    from cardenvs.train.selfplay import ActorPool, torch_scorer
 
     game = make_game("wakeng")
     torch.manual_seed(0)
@@ -251,8 +251,8 @@ def test_actor_pool_publishes_the_weights_at_most_every_sync_seconds():
     once ``S`` seconds have passed, or when forced; a new opponent always; ``S = 0`` (the
     default) publishes every call.  No actor process is started (``actors=0``)."""
     torch = pytest.importorskip("torch")
-    from train.dmc import QNet
-    from train.selfplay import ActorPool
+    from cardenvs.train.dmc import QNet
+    from cardenvs.train.selfplay import ActorPool
 
     game = make_game("wakeng")
     net = QNet(game.layout.size, game.action_features(np.zeros(1, np.int64)).shape[1], (16,))

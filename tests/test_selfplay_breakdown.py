@@ -9,8 +9,9 @@ import pytest
 
 torch = pytest.importorskip("torch")
 
-import agents.trained  # noqa: E402
-import train.quant as quant  # noqa: E402
+import cardenvs.agents.trained  # noqa: E402
+from cardenvs import agents  # noqa: E402
+import cardenvs.train.quant as quant  # noqa: E402
 from benchmarks import selfplay_breakdown as bd  # noqa: E402
 
 

@@ -25,11 +25,11 @@ from helpers import random_positions, stop_with_sigterm
 
 torch = pytest.importorskip("torch")
 
-from agents import make_agent  # noqa: E402
-from agents.trained import QNetwork, TrainedAgent, save_weights, segment_argmax  # noqa: E402
+from cardenvs.agents import make_agent  # noqa: E402
+from cardenvs.agents.trained import QNetwork, TrainedAgent, save_weights, segment_argmax  # noqa: E402
 from cardenvs.api import GAMES, make_game  # noqa: E402
 from cardenvs.core.state import BIDS0, CUR  # noqa: E402
-from train.dmc import DMC, Config, QNet, TorchPolicy, export_weights, main, summarize  # noqa: E402
+from cardenvs.train.dmc import DMC, Config, QNet, TorchPolicy, export_weights, main, summarize  # noqa: E402
 
 ALL_GAMES = sorted(GAMES)
 
@@ -430,7 +430,7 @@ def _start_run(out):
     import subprocess
     import sys
 
-    return subprocess.Popen([sys.executable, "-m", "train.dmc", *_RUN, "--out", str(out)],
+    return subprocess.Popen([sys.executable, "-m", "cardenvs.train.dmc", *_RUN, "--out", str(out)],
                             cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
 
 

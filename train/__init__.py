@@ -21,3 +21,8 @@
   opponent over training time, 95% CIs) of one or more runs.
 * ``python -m train METHOD GAME ...`` runs ``train.METHOD`` (e.g. ``python -m train dmc wakeng``).
 """
+
+if __name__ != "cardenvs.train":  # the checkout's folder by its bare name: one module, one name
+    from cardenvs.subpackages import alias_bare_name
+
+    alias_bare_name(__name__)
