@@ -68,6 +68,7 @@ from .arena_report import (  # noqa: F401
 from .arena_stats import (  # noqa: F401
     Z95, _label_of, compare_results, mean_ci, names_agent, paired_scores, role_stats, wilson_ci,
 )
+from .core.compile_notice import announce, kernels_cached  # noqa: F401 (kernels_cached: API)
 from .registry import REGISTRY
 from .wrappers import policy_info
 
@@ -394,32 +395,6 @@ class ArenaInterrupted(Exception):
     it got and where the progress was saved."""
 
 
-def kernels_cached(game: str, agent_names: Sequence[str] = ()) -> bool:
-    """Whether numba's cache holds compiled kernels for ``game`` (the shared core, its game
-    module and, for the ``rules`` / ``trained`` agents, their planner): ``False`` means the
-    first use compiles them (minutes, once per machine; cached in ``__pycache__`` beside the
-    sources, or in ``NUMBA_CACHE_DIR``)."""
-    pkg = Path(__file__).resolve().parent
-    family = {"doudizhu4": "doudizhu"}.get(game, game)
-    wanted = [(pkg / "core", "encode"), (pkg / "games", family)]
-    if any(nm.partition(":")[0] in ("rules", "trained") for nm in agent_names):
-        wanted.append((pkg.parent / "agents" if (pkg.parent / "agents").is_dir()
-                       else pkg / "agents", "planner"))
-    user_dir = os.environ.get("NUMBA_CACHE_DIR")
-    for folder, module in wanted:
-        if user_dir:  # numba then caches there only
-            if not any(Path(user_dir).rglob(f"{module}.*.nbi")):
-                return False
-            continue
-        if any((folder / "__pycache__").glob(f"{module}.*.nbi")):
-            continue
-        # a read-only source folder: numba's user-wide cache
-        wide = Path(os.path.expanduser("~")) / ".cache" / "numba"
-        if not (wide.is_dir() and any(wide.rglob(f"{module}.*.nbi"))):
-            return False
-    return True
-
-
 def one_blas_thread():
     """A context in which numpy's BLAS uses one thread (``threadpoolctl``; a no-op without
     it).  The agents' networks multiply small matrices, one position at a time: on a busy
@@ -542,9 +517,8 @@ def run_arena(game: str, agents, deals: int, seed: int = 0, options: Optional[di
                   f"continues it); starting again", file=sys.stderr, flush=True)
     cold = not kernels_cached(game, names)
     t_warm = time.perf_counter()
-    if cold:
-        print(f"cardenvs: compiling the numba kernels for {game} (first run on this machine: "
-              f"a few minutes; cached afterwards) ...", file=sys.stderr, flush=True)
+    if cold:  # the envs built below then stay silent (one notice per process and game)
+        announce(game, again=True)
     mod = import_agents()
     env, opts = env_for_agents(game, names, options)
     g = env.unwrapped.game

@@ -28,7 +28,9 @@ together skip the auction; ``first_bidder`` fixes who bids first).  An impossibl
 ``ValueError`` and leaves the current game untouched.
 
 **Info** (fixed-shape; the legal ids are ``env.unwrapped.legal_actions()``, and with
-``info_legal_actions=True`` also ``infos[agent]["legal_actions"]``): ``"phase"``,
+``info_legal_actions=True`` also ``infos[agent]["legal_actions"]``; every entry is numeric):
+``"phase"`` (its index in ``raw_env.PHASES``: ``auction``, ``play``, ``done``; a
+:class:`~cardenvs.core.infocode.Named` int that prints as its name and compares equal to it),
 ``"landlord"`` (seat or -1), ``"bid"``.  ``env.unwrapped.legal_play_features()`` gives the
 legal plays with per-play features for (state, action) scorers.
 

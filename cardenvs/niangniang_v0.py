@@ -71,8 +71,10 @@ the 活子 penalty) and the 娘娘's next seat leads at once.  An impossible dea
 custom deal is the first hand; later hands are dealt from the seed.
 
 **Info** (fixed-shape; the legal ids are ``env.unwrapped.legal_actions()``, and with
-``info_legal_actions=True`` also ``infos[agent]["legal_actions"]``): ``"phase"``
-(``reveal``, ``take``, ``return``, ``play``, ``joker``, ``done``), ``"niangniang"`` (seat or -1),
+``info_legal_actions=True`` also ``infos[agent]["legal_actions"]``; every entry is numeric):
+``"phase"`` (its index in ``raw_env.PHASES``: ``reveal``, ``play``, ``done``, ``take``,
+``return``, ``joker``; a :class:`~cardenvs.core.infocode.Named` int that prints as its name
+and compares equal to it), ``"niangniang"`` (seat or -1),
 ``"places"`` (per seat: 0 active, 1..4), ``"stuck"`` (per seat), ``"leader"`` (the hand's first
 leader, -1 before the play), ``"hand"`` (hands finished).  With ``match=True`` also ``"totals"``
 (match totals per seat), ``"last_scores"`` / ``"last_places"`` (of the last finished hand) and,
@@ -103,17 +105,19 @@ the whole table.
 from __future__ import annotations
 
 from .core.aec import CardEnv, env_doc, env_function
-from .core.state import FIRST, LANDLORD, PHASE, WINNER
+from .core.state import FIRST, LANDLORD, WINNER
 from .games.niangniang import PHASE_NAMES, Niangniang, obs_layout
 
 
 class raw_env(CardEnv, game="niangniang"):
     """The Da Niangniang AEC environment (see the module docstring)."""
 
+    PHASES = PHASE_NAMES
+
     def _extra_info(self, info: dict) -> None:
         g: Niangniang = self.game
         s = self.state_vec
-        info["phase"] = PHASE_NAMES[int(s[PHASE])]
+        info["phase"] = self.phase()
         info["niangniang"] = int(s[LANDLORD])
         info["places"] = g.places(s)
         info["stuck"] = g.stuck(s)

@@ -33,7 +33,10 @@ The action space is large (every trio and airplane with its kickers is its own a
 (``"S3 H3 D4 ..."``, 16 each; the lead card names the leader) or unsuited ones plus
 ``"leader"``.
 
-**Info**: ``"phase"`` (``play``, ``done``), ``"leader"`` (the first leader), ``"scores"`` (each seat's score so far).
+**Info** (numeric): ``"phase"`` (its index in ``raw_env.PHASES``: ``auction``, ``play``,
+``done``, of which this game has ``play`` and ``done``; a
+:class:`~cardenvs.core.infocode.Named` int that prints as its name and compares equal to it),
+``"leader"`` (the first leader), ``"scores"`` (each seat's score so far).
 
 **Hidden information.**  A seat sees its own hand; the two other hands are hidden.  Public:
 the first leader (so he held the lead card), every play and pass with its seat, the hand
@@ -48,7 +51,6 @@ sizes, the bombs that won and the scores so far.  ``render()``, ``history`` and
 from __future__ import annotations
 
 from .core.aec import CardEnv, env_doc, env_function
-from .core.state import PHASE, P_DONE
 from .games.paodekuai import A_LEADER, A_TOTAL, NP, obs_layout
 
 
@@ -57,7 +59,7 @@ class raw_env(CardEnv, game="paodekuai"):
 
     def _extra_info(self, info: dict) -> None:
         s = self.state_vec
-        info["phase"] = "done" if int(s[PHASE]) == P_DONE else "play"
+        info["phase"] = self.phase()
         info["leader"] = int(s[A_LEADER])
         info["scores"] = s[A_TOTAL:A_TOTAL + NP].tolist()  # Python ints
 

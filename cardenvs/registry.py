@@ -83,8 +83,30 @@ class GameSpec:
 
     def make(self, **options):
         """A new :class:`Game` of this game with ``options`` (use :func:`cardenvs.make_game`
-        for the cached one)."""
-        return resolve(self.game_class)(*self.game_args, **options)
+        for the cached one).  An option the game does not have is a ``ValueError`` naming
+        the game, its options and the closest name
+        (:func:`cardenvs.core.options.check_option_names`); the first game of a process whose
+        numba kernels are not cached yet says on stderr that they compile
+        (:func:`cardenvs.core.compile_notice.notice_if_cold`)."""
+        from .core.compile_notice import notice_if_cold
+        from .core.options import check_option_names
+
+        cls = resolve(self.game_class)
+        check_option_names(self.name, self.env_module, options, self.option_names(cls))
+        notice_if_cold(self.name)
+        return cls(*self.game_args, **options)
+
+    def option_names(self, cls: Optional[type] = None) -> tuple[str, ...]:
+        """The names of the game's options: its class's ``OPTIONS``, or else the keywords
+        its constructor takes after :attr:`game_args`."""
+        import inspect
+
+        cls = resolve(self.game_class) if cls is None else cls
+        if isinstance(getattr(cls, "OPTIONS", None), dict):
+            return tuple(cls.OPTIONS)
+        params = list(inspect.signature(cls.__init__).parameters.values())[1:]
+        return tuple(p.name for p in params[len(self.game_args):]
+                     if p.kind in (p.KEYWORD_ONLY, p.POSITIONAL_OR_KEYWORD))
 
     @property
     def titles(self) -> Optional[tuple[str, str]]:

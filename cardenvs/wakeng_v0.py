@@ -55,8 +55,10 @@ decides open or not).  An impossible or incomplete deal is a ``ValueError`` that
 wrong, and leaves the current game untouched.
 
 **Info** (fixed-shape; the legal ids are ``env.unwrapped.legal_actions()``, and with
-``info_legal_actions=True`` also ``infos[agent]["legal_actions"]``): ``"phase"``
-(``auction``, ``open``, ``bury``, ``play``), ``"digger"`` (seat or -1), ``"bid"``, ``"open"``
+``info_legal_actions=True`` also ``infos[agent]["legal_actions"]``; every entry is numeric):
+``"phase"`` (its index in ``raw_env.PHASES``: ``auction``, ``play``, ``done``, ``open``,
+``bury``; a :class:`~cardenvs.core.infocode.Named` int that prints as its name and compares
+equal to it), ``"digger"`` (seat or -1), ``"bid"``, ``"open"``
 (-1 undecided, 0, 1), ``"first_bidder"``, ``"leader"`` (the first leader, -1 before the play).
 
 **Hidden information.**  Deal: a seat observes its own 16 cards and which of them are
@@ -79,16 +81,18 @@ card fields are 13 ranks x 4 planes, rank 0 = ``4`` ... rank 12 = ``3``):
 from __future__ import annotations
 
 from .core.aec import CardEnv, env_doc, env_function
-from .core.state import BID, FIRST, LANDLORD, PHASE
+from .core.state import BID, FIRST, LANDLORD
 from .games.wakeng import A_LEADER, A_OPEN, PHASE_NAMES, obs_layout
 
 
 class raw_env(CardEnv, game="wakeng"):
     """The Wakeng AEC environment (see the module docstring)."""
 
+    PHASES = PHASE_NAMES
+
     def _extra_info(self, info: dict) -> None:
         s = self.state_vec
-        info["phase"] = PHASE_NAMES[int(s[PHASE])]
+        info["phase"] = self.phase()
         info["digger"] = int(s[LANDLORD])
         info["bid"] = int(s[BID])
         info["open"] = int(s[A_OPEN])

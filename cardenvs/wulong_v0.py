@@ -72,12 +72,16 @@ untouched.  ``env.unwrapped.game.set_position(state, hands, to_move, prev=..., d
 builds mid-game positions for analysis.
 
 **Info** (fixed-shape; the legal ids are ``env.unwrapped.legal_actions()``, and with
-``info_legal_actions=True`` also ``infos[agent]["legal_actions"]``): ``"phase"`` (``play``
-or ``wilds`` while picking jokers), ``"dealer"``, ``"leader"`` (first lead), ``"declared"``
-(per seat: whether it declared 报牌), ``"status"`` (per seat ``active`` / ``out`` /
-``failed``), ``"head"`` (头家 or -1),
-``"loser"`` (末家 once fixed, or -1), ``"to_beat"`` (the play to beat with its jokers, e.g.
-``"45R[6]78"``, or ``""``), ``"ranking"`` (seats, best first, by the current status).
+``info_legal_actions=True`` also ``infos[agent]["legal_actions"]``; every entry is numeric):
+``"phase"`` (its index in ``raw_env.PHASES``: ``deal``, ``play``, ``done``, ``wilds`` while
+picking jokers), ``"dealer"``, ``"leader"`` (first lead), ``"declared"`` (per seat: whether it
+declared 报牌), ``"status"`` (per seat, its index in ``raw_env.STATUSES``: ``active``,
+``out``, ``failed``), ``"head"`` (头家 or -1), ``"loser"`` (末家 once fixed, or -1),
+``"to_beat"`` (the play table row of the play to beat, -1 on a free lead; its name is the
+play with its jokers, e.g. ``"45R[6]78"``, or ``""``), ``"ranking"`` (seats, best first, by
+the current status).  The categorical entries are
+:class:`~cardenvs.core.infocode.Named` ints: they print as their names and compare equal to
+them (``info["phase"] == "play"``).
 
 **Hidden information.**  Deal: a seat observes its own 25 cards; the 8 unused cards are seen by
 no one (they stay among every seat's ``others``); the dealer and the first leader are public.
@@ -101,26 +105,33 @@ one (they are part of ``others``):
 from __future__ import annotations
 
 from .core.aec import CardEnv, env_doc, env_function
-from .core.state import PHASE, WINNER
+from .core.infocode import Named, named_codes
+from .core.state import LAST_ROW, WINNER
 from .games.wulong import (
-    A_DEALER, A_LEADER, A_LOSER, PHASE_NAMES, obs_layout,
+    A_DEALER, A_LEADER, A_LOSER, PHASE_NAMES, STATUS_NAMES, X_STATUS, obs_layout,
 )
 
 
 class raw_env(CardEnv, game="wulong"):
     """The Lanxi Wulong AEC environment (see the module docstring)."""
 
+    PHASES = PHASE_NAMES
+    #: the names of the values of ``info["status"]``'s entries
+    STATUSES = STATUS_NAMES
+    _status_codes = named_codes(STATUS_NAMES)
+
     def _extra_info(self, info: dict) -> None:
         s = self.state_vec
         g = self.game
-        info["phase"] = PHASE_NAMES[int(s[PHASE])]
+        info["phase"] = self.phase()
         info["dealer"] = int(s[A_DEALER])
         info["leader"] = int(s[A_LEADER])
         info["declared"] = [bool(q in g.declared(s)) for q in range(g.n_players)]
-        info["status"] = g.status(s)
+        info["status"] = [self._status_codes[int(s[X_STATUS + q])] for q in range(g.n_players)]
         info["head"] = int(s[WINNER])
         info["loser"] = int(s[A_LOSER])
-        info["to_beat"] = "" if g.done(s) else g.play_string(s)
+        row = -1 if g.done(s) else int(s[LAST_ROW])
+        info["to_beat"] = Named(row, "" if row < 0 else g.play_string(s))
         info["ranking"] = g.ranking(s)
 
 

@@ -7,6 +7,8 @@
   the stacked ``info["action_mask"]``;
 * Tianshou's PettingZoo path: ``PettingZooEnv`` + ``DummyVectorEnv`` + ``Collector`` with a
   masked random policy per agent (needs the ``integrations`` extra);
+* TorchRL's ``PettingZooWrapper`` (masked random actions, the numeric infos as tensors;
+  needs the ``integrations`` extra);
 * the cached per-game batched engine (:mod:`cardenvs.core.specialize`).
 
 Masks are shown to be respected by running with ``illegal="raise"`` (an illegal action is a
@@ -249,6 +251,33 @@ def test_tianshou_unmasked_policy_is_caught():
     pytest.importorskip("tianshou")
     with pytest.raises(ValueError, match="illegal action"):
         _tianshou_collect("wakeng", n_episode=2, masked=False)
+
+
+# -- TorchRL -------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("game", list(cardenvs.GAMES))
+def test_torchrl_pettingzoo_wrapper_plays_a_deal(game):
+    pytest.importorskip("torchrl")
+    import torch
+    from torchrl.envs import PettingZooWrapper
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # TorchRL's note on the PettingZoo version it tests
+        env = PettingZooWrapper(env=_aec(game, illegal="raise"), use_mask=True,
+                                categorical_actions=True, seed=0)
+    # masked random actions until the deal ends (an illegal one would raise)
+    td = env.rollout(2000, break_when_any_done=True)
+    agents = env.possible_agents
+    assert td[-1]["next", "done"].item() and not td[0]["next", "done"].item()
+    phases = getattr(cardenvs, cardenvs.GAMES[game]).raw_env.PHASES
+    # the info of the seat to move at the reset that built the specs, as tensors
+    keys = [k for k in td.keys(True, True) if isinstance(k, tuple) and k[-2:-1] == ("info",)]
+    assert any(k[-1] == "phase" for k in keys)
+    seen = torch.cat([td[k].flatten() for k in keys if k[-1] == "phase"])
+    codes = set(seen.tolist())  # (TorchRL keeps them as floats)
+    assert phases.index("play") in codes and codes <= set(range(len(phases)))
+    assert len(agents) == cardenvs.make_game(game).n_players
 
 
 # -- the cached batched engine -------------------------------------------------------------------

@@ -9,9 +9,12 @@ Conventions shared by every game:
 * agents ``player_0 .. player_{n-1}`` by seat; roles are in the observation and ``info``;
 * ``observe(agent)`` returns ``{"observation": float32[D], "action_mask": int8[N]}``, fresh
   arrays every call; the mask is all zeros for agents not to move;
-* infos are fixed-shape by default: every entry of ``infos[agent]`` is a scalar, a string or
-  a list with one entry per seat, so libraries that stack infos across steps or envs
-  (Tianshou's ``Collector``, ``gymnasium.vector``) can; the legal action ids of the agent to
+* infos are fixed-shape and numeric by default: every entry of ``infos[agent]`` is a number
+  or a list with one number per seat, so libraries that stack infos across steps or envs or
+  make tensors of them (Tianshou's ``Collector``, ``gymnasium.vector``, TorchRL's
+  ``PettingZooWrapper``) can; a categorical entry (``info["phase"]``: its index in the env's
+  ``PHASES``) is a :class:`cardenvs.core.infocode.Named` int, which prints as its name and
+  compares equal to it (``info["phase"] == "play"``); the legal action ids of the agent to
   move are :meth:`CardEnv.legal_actions` (or the mask's set entries).  With
   ``info_legal_actions=True`` they are also in ``infos[agent]["legal_actions"]`` (an ``int64``
   array of varying length; empty at the end of the game);
@@ -36,7 +39,9 @@ from gymnasium.utils import EzPickle
 from pettingzoo import AECEnv
 
 from .game import Game
+from .infocode import Named, named_codes
 from .options import check_seed, set_env_args
+from .state import PHASE
 from .render import RENDER_FPS, RENDER_MODES
 
 _MAX_SEED = 2**63 - 1
@@ -67,12 +72,17 @@ class CardEnv(AECEnv, EzPickle):
     #: the registry name of the game (:mod:`cardenvs.registry`), set by the class keyword of a
     #: game's environment: ``class raw_env(CardEnv, game="wakeng")``
     game_name: Optional[str] = None
+    #: the names of ``info["phase"]``'s values (the state's phase codes): ``info["phase"]`` is
+    #: the index of its name here, a :class:`cardenvs.core.infocode.Named` int
+    PHASES: tuple[str, ...] = ("auction", "play", "done")
+    _phase_codes: tuple[Named, ...] = named_codes(PHASES)
 
     def __init_subclass__(cls, game: Optional[str] = None, **kwargs: Any) -> None:
         """``class raw_env(CardEnv, game=NAME)``: the environment of registered game ``NAME``
         (its ``metadata["name"]`` is the registry's ``env_module``, :meth:`make_game` builds
         the registry's game class)."""
         super().__init_subclass__(**kwargs)
+        cls._phase_codes = named_codes(cls.PHASES)
         if game is not None:
             from ..registry import spec
 
@@ -213,6 +223,11 @@ class CardEnv(AECEnv, EzPickle):
 
     def _extra_info(self, info: dict) -> None:
         """Game-specific public info for the agent to move (roles, phase)."""
+
+    def phase(self) -> Named:
+        """The phase of the game (``info["phase"]``): its index in :attr:`PHASES`, a
+        :class:`cardenvs.core.infocode.Named` int that prints as the name."""
+        return self._phase_codes[int(self.state_vec[PHASE])]
 
     def observe(self, agent: str) -> dict:
         self._check_agent(agent)

@@ -83,3 +83,31 @@ def set_env_args(env, render_mode: Optional[str], illegal: str, illegal_reward: 
     env.render_mode = render_mode
     env.illegal = illegal
     env.illegal_reward = float(illegal_reward)
+
+
+#: the arguments every cardenvs environment takes besides the game's options
+#: (:func:`set_env_args`): offered as close matches of a misspelt option too
+ENV_ARGS = ("render_mode", "illegal", "illegal_reward", "info_legal_actions")
+
+
+def check_option_names(game: str, env_module: str, options: Iterable[str],
+                       known: Iterable[str], arguments: Iterable[str] = ENV_ARGS) -> None:
+    """``ValueError`` unless every name in ``options`` is one of the game's options ``known``:
+    the message names the game and its environment (``cardenvs.<env_module>``), lists the
+    game's options and the closest names (:func:`difflib.get_close_matches` over the options
+    and the environments' own ``arguments``), instead of the bare ``TypeError`` of a keyword
+    the game's class does not take."""
+    import difflib
+
+    known = tuple(known)
+    unknown = [str(k) for k in options if k not in known]
+    if not unknown:
+        return
+    name = unknown[0]
+    close = difflib.get_close_matches(name, (*known, *arguments), n=3, cutoff=0.6)
+    hint = f" (did you mean {' or '.join(map(repr, close))}?)" if close else ""
+    more = f" (nor {', '.join(map(repr, unknown[1:]))})" if len(unknown) > 1 else ""
+    raise ValueError(
+        f"cardenvs.{env_module} (game {game!r}) has no option {name!r}{more}{hint}. Its "
+        f"options: {', '.join(known) if known else 'none'} (the AEC and SeatEnv environments "
+        f"also take {', '.join(arguments)})")

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from ..core.aec import CardEnv
-from ..core.state import BID, LANDLORD, PHASE
+from ..core.state import BID, LANDLORD
 
 
 class DouDizhuEnv(CardEnv):
@@ -11,6 +11,6 @@ class DouDizhuEnv(CardEnv):
 
     def _extra_info(self, info: dict) -> None:
         s = self.state_vec
-        info["phase"] = self.PHASES[int(s[PHASE])]
+        info["phase"] = self.phase()
         info["landlord"] = int(s[LANDLORD])
         info["bid"] = int(s[BID])
