@@ -11,6 +11,10 @@
 * network opponents (``--opponents``): a lineup against one equals an independent game loop
   asking each seat's agent; ``self`` is the latest snapshot; evaluations log a row per
   opponent; the bfloat16 learner moves the weights as the float32 one does;
+* a run stopped by SIGTERM (after an update, or inside an iteration's games) or killed
+  outright after its periodic checkpoint, then resumed, equals the unbroken run: the same
+  iterations, log and evaluation rows and weights; ``--resume`` of another game, other
+  settings or a damaged checkpoint is refused and writes nothing;
 * bad settings are ``ValueError`` naming what is wrong.
 """
 
@@ -153,9 +157,10 @@ def test_run_files_determinism_and_resume(tmp_path):
     assert all(torch.equal(a[k], b[k]) for k in a)
     assert not all(torch.equal(a[k], c[k]) for k in a)
 
-    # one iteration, then one more on --resume: the unbroken run's weights
+    # one iteration, then one more on --resume (max_iterations counts the whole run): the
+    # unbroken run's weights
     Finetune(_cfg(tmp_path / "d", init, eval_deals=0, max_iterations=1)).run()
-    t = Finetune(_cfg(tmp_path / "d", init, eval_deals=0, max_iterations=1), resume=True)
+    t = Finetune(_cfg(tmp_path / "d", init, eval_deals=0, max_iterations=2), resume=True)
     assert t.counters["iterations"] == 1
     assert t.run()["iterations"] == 2
     d = torch.load(tmp_path / "d" / "checkpoint.pt", weights_only=False)["net"]
@@ -182,7 +187,9 @@ def test_sigterm_keeps_a_checkpoint(tmp_path):
         cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     ck = sigterm_after_first_log(proc, out)
     assert ck["counters"]["iterations"] >= 1 and (out / "wakeng.npz").exists()
-    t = Finetune(_cfg(out, init, eval_deals=0, max_iterations=1), resume=True)
+    n = ck["counters"]["iterations"]
+    # the command's settings (a resumed run takes its checkpoint's), one iteration more
+    t = Finetune(_cfg(out, init, eval_deals=0, eval_every=25, max_iterations=n + 1), resume=True)
     assert t.counters == ck["counters"]
     assert t.run()["iterations"] == ck["counters"]["iterations"] + 1
 
@@ -345,3 +352,203 @@ def test_lineup_split_groups_and_signs(tmp_path):
     assert ab["all"][0] == pytest.approx((ab["groups"][1][0] + ab["groups"][2][0]) / 2)
     with pytest.raises(ValueError, match="deals must be >= 2"):
         lineup_split("wakeng", f"trained:{a}", f"trained:{b}", deals=1)
+
+
+# -- a stopped or killed run, resumed, equals the unbroken one --------------------------------
+#: the columns of log.csv / eval.csv that are not wall-clock times
+_LOG_COLS = ("iteration", "games", "decisions", "updates", "loss")
+_EVAL_COLS = ("iterations", "opponent", "diff", "diff_ci", "win_rate", "games", "decisions")
+
+
+def _rows(path, cols):
+    import csv
+
+    with open(path, newline="") as f:
+        return [tuple(r[c] for c in cols) for r in csv.DictReader(f)]
+
+
+def _same_run(a, b, iterations):
+    """Runs ``a`` and ``b`` (folders) made the same iterations, log and evaluation rows
+    (less their times) and weights: the checkpoint's float32 tensors and Adam's moments, and
+    the exported file's layers."""
+    ca = torch.load(a / "checkpoint.pt", weights_only=False)
+    cb = torch.load(b / "checkpoint.pt", weights_only=False)
+    assert ca["counters"]["iterations"] == cb["counters"]["iterations"] == iterations
+    assert {k: v for k, v in ca["counters"].items() if k != "train_s"} == \
+        {k: v for k, v in cb["counters"].items() if k != "train_s"}
+    log_a = _rows(a / "log.csv", _LOG_COLS)
+    assert [int(r[0]) for r in log_a] == list(range(1, iterations + 1))
+    assert _rows(b / "log.csv", _LOG_COLS) == log_a
+    assert _rows(b / "eval.csv", _EVAL_COLS) == _rows(a / "eval.csv", _EVAL_COLS)
+    assert [r["diff"] for r in ca["eval_history"]] == [r["diff"] for r in cb["eval_history"]]
+    for k in ca["net"]:
+        assert np.array_equal(ca["net"][k].numpy(), cb["net"][k].numpy()), k
+    for i, st in ca["opt"]["state"].items():
+        for k in ("exp_avg", "exp_avg_sq"):
+            assert np.array_equal(st[k].numpy(), cb["opt"]["state"][i][k].numpy())
+    for (wa, ba), (wb, bb) in zip(QNetwork(str(a / "wakeng.npz")).layer_list(),
+                                  QNetwork(str(b / "wakeng.npz")).layer_list()):
+        assert np.array_equal(wa, wb) and np.array_equal(ba, bb)
+
+
+@pytest.mark.parametrize("where", ["learn", "games"])
+def test_sigterm_then_resume_equals_the_unbroken_run(tmp_path, monkeypatch, where):
+    """SIGTERM (the trainer's own handler, the signal sent to this process) during iteration
+    3's update (it ends the iteration) or during iteration 4's games (dropped, redone): the
+    run resumed with the same settings ends at --max-iterations 6 with the unbroken run's
+    iterations, rows and weights (it used to run 6 more)."""
+    import signal
+
+    import cardenvs.train.finetune as ft_mod
+
+    init = _tiny_file(tmp_path / "init.npz")
+    kw = dict(max_iterations=6, eval_every=2)
+    Finetune(_cfg(tmp_path / "a", init, **kw)).run()
+    sent = []
+    if where == "learn":
+        learn = Finetune.learn
+
+        def hook(self, it, data):
+            if it == 3 and not sent:
+                sent.append(it)
+                os.kill(os.getpid(), signal.SIGTERM)
+            return learn(self, it, data)
+
+        monkeypatch.setattr(Finetune, "learn", hook)
+    else:
+        play = ft_mod.play_lineup
+
+        def hook(vg, states, agent, seats, copies, seed, opponent=None):
+            if seed == 4 * 7 + 0 and not sent:  # the first lineup of iteration 4
+                sent.append(seed)
+                os.kill(os.getpid(), signal.SIGTERM)
+            return play(vg, states, agent, seats, copies, seed, opponent)
+
+        monkeypatch.setattr(ft_mod, "play_lineup", hook)
+    res = Finetune(_cfg(tmp_path / "b", init, **kw)).run()
+    assert sent and res["stopped"] == "SIGTERM" and res["iterations"] == 3
+    monkeypatch.undo()
+    t = Finetune(_cfg(tmp_path / "b", init, **kw), resume=True)
+    assert t.counters["iterations"] == 3
+    res = t.run()
+    assert res["stopped"] is None and res["iterations"] == 6
+    _same_run(tmp_path / "a", tmp_path / "b", 6)
+
+
+def test_killed_run_resumes_from_its_periodic_checkpoint_keeping_its_rows(tmp_path,
+                                                                            monkeypatch):
+    """A run killed outright in iteration 4 (no handler runs: here an exception out of the
+    update) after the checkpoint of iteration 2: --resume keeps the log and evaluation rows
+    of iteration 2 and drops iteration 3's.  The clock moves 0.0999 s a reading, so every
+    logged train_s (rounded to 0.1) is above the unrounded one: the rows of the checkpoint's
+    own iteration used to be dropped by that comparison."""
+    from types import SimpleNamespace
+
+    import cardenvs.train.finetune as ft_mod
+
+    now = [1000.0]
+
+    def clock():
+        now[0] += 0.0999
+        return now[0]
+
+    monkeypatch.setattr(ft_mod, "time", SimpleNamespace(perf_counter=clock))
+    init = _tiny_file(tmp_path / "init.npz")
+    kw = dict(max_iterations=6, eval_every=2)
+    Finetune(_cfg(tmp_path / "a", init, **kw)).run()
+
+    class Killed(BaseException):
+        pass
+
+    learn = Finetune.learn
+
+    def die(self, it, data):
+        if it == 4:
+            raise Killed
+        return learn(self, it, data)
+
+    monkeypatch.setattr(Finetune, "learn", die)
+    with pytest.raises(Killed):
+        Finetune(_cfg(tmp_path / "b", init, **kw)).run()
+    monkeypatch.setattr(Finetune, "learn", learn)
+    b = tmp_path / "b"
+    ck = torch.load(b / "checkpoint.pt", weights_only=False)
+    assert ck["counters"]["iterations"] == 2
+    assert round(ck["counters"]["train_s"], 1) > ck["counters"]["train_s"]
+    assert [r[0] for r in _rows(b / "log.csv", _LOG_COLS)] == ["1", "2", "3"]
+    t = Finetune(_cfg(b, init, **kw), resume=True)
+    assert [r[0] for r in _rows(b / "log.csv", _LOG_COLS)] == ["1", "2"]
+    assert [r[0] for r in _rows(b / "eval.csv", _EVAL_COLS)] == ["0", "2"]
+    assert t.run()["iterations"] == 6
+    _same_run(tmp_path / "a", b, 6)
+
+
+def _files(folder):
+    """Every file under ``folder`` with its bytes and modification time."""
+    out = {}
+    for root, _, names in os.walk(folder):
+        for n in names:
+            p = os.path.join(root, n)
+            with open(p, "rb") as f:
+                out[p] = (f.read(), os.stat(p).st_mtime_ns)
+    return out
+
+
+def test_resume_of_another_run_or_a_damaged_checkpoint_is_refused_writing_nothing(tmp_path):
+    init = _tiny_file(tmp_path / "init.npz")
+    run = tmp_path / "run"
+    Finetune(_cfg(run, init, eval_deals=0, max_iterations=1)).run()
+    ddz = _tiny_file(tmp_path / "ddz.npz", game="doudizhu")
+    before = _files(run)
+    cases = [
+        (dict(game="doudizhu", init=ddz), "is for wakeng {}, not doudizhu {}"),
+        (dict(options={"min_straight": 6}),
+         r"is for wakeng \{\}, not wakeng \{'min_straight': 6\}"),
+        (dict(lr=1e-3), r"written with lr=0.0001; this run has lr=0.001: resume with the "
+                        r"checkpoint's settings"),
+        (dict(deals=3, seed=4), r"written with seed=0, deals=2; this run has seed=4, deals=3"),
+        (dict(init=_tiny_file(tmp_path / "other.npz", seed=1)), r"written with init="),
+    ]
+    for change, fragment in cases:
+        kw = dict(eval_deals=0, max_iterations=3)
+        init_ = change.pop("init", init)
+        with pytest.raises(ValueError, match=fragment):
+            Finetune(_cfg(run, init_, **kw, **change), resume=True)
+        assert _files(run) == before, change
+    # the same file named otherwise is the same setting; the free settings may change
+    rel = os.path.relpath(init)
+    Finetune(_cfg(run, rel, eval_deals=0, max_iterations=3, minutes=1, threads=2), resume=True)
+    assert _files(run) == before
+    # a damaged checkpoint, one cut short, a foreign pickle, none
+    ck = run / "checkpoint.pt"
+    good = ck.read_bytes()
+    for bad, fragment in ((b"garbage" * 10, "not a readable checkpoint"),
+                          (good[: len(good) // 2], "not a readable checkpoint")):
+        ck.write_bytes(bad)
+        snap = _files(run)
+        with pytest.raises(ValueError, match=fragment):
+            Finetune(_cfg(run, init, eval_deals=0), resume=True)
+        assert _files(run) == snap
+    torch.save({"weights": 1}, ck)
+    with pytest.raises(ValueError, match="not a trainer's checkpoint"):
+        Finetune(_cfg(run, init, eval_deals=0), resume=True)
+    ck.write_bytes(good)
+    cfg = torch.load(ck, weights_only=False)
+    del cfg["net"]
+    torch.save(cfg, ck)
+    with pytest.raises(ValueError, match="does not fit this run"):
+        Finetune(_cfg(run, init, eval_deals=0), resume=True)
+    fresh = tmp_path / "none"
+    with pytest.raises(ValueError, match="no checkpoint at"):
+        Finetune(_cfg(fresh, init, eval_deals=0), resume=True)
+    assert not fresh.exists()
+    # the command line: one line, exit status 2, nothing written
+    ck.write_bytes(good)
+    before = _files(run)
+    r = subprocess.run([sys.executable, "-m", "cardenvs.train.finetune", "wakeng", "--init", init,
+                        "--out", str(run), "--resume", "--lr", "0.01", "--deals", "2",
+                        "--group", "2", "--eval-deals", "0", "--no-progress"],
+                       cwd=ROOT, capture_output=True, text=True)
+    assert r.returncode == 2 and "Traceback" not in r.stderr, r.stderr
+    assert "written with lr=0.0001" in r.stderr and r.stderr.count("\n") == 1
+    assert _files(run) == before

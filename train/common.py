@@ -207,20 +207,56 @@ def save_atomic(obj: Any, path: str) -> str:
     return path
 
 
-def load_checkpoint(out: str, game: str, options: dict) -> dict:
+def load_checkpoint(out: str, game: str, options: dict, settings: Optional[dict] = None,
+                    free: Sequence[str] = ()) -> dict:
     """``out/checkpoint.pt`` of a run of ``game`` with ``options`` (``--resume``); a
-    ``ValueError`` when there is none or it is another game's or options'."""
+    ``ValueError`` when there is none, it cannot be read (a damaged file, or no trainer's
+    checkpoint), or it is another game's or options'.  With ``settings`` (the resumed run's
+    settings, e.g. its config as a dict) every setting not in ``free`` must also equal the
+    checkpoint's ``config`` (:func:`check_resume_settings`).  Reads only: nothing is written."""
     import torch
 
     path = os.path.join(out, "checkpoint.pt")
-    if not os.path.exists(path):
+    if not os.path.isfile(path):
         raise ValueError(f"--resume: no checkpoint at {path!r}")
-    ckpt = torch.load(path, map_location="cpu", weights_only=False)
-    old = ckpt["config"]
+    try:
+        ckpt = torch.load(path, map_location="cpu", weights_only=False)
+    except Exception as e:  # a damaged file fails in pickle, zipfile or torch: all one case here
+        raise ValueError(f"--resume: {path!r} is not a readable checkpoint "
+                         f"({type(e).__name__}: {e})") from None
+    old = ckpt.get("config") if isinstance(ckpt, dict) else None
+    if not isinstance(old, dict) or "game" not in old or "options" not in old:
+        raise ValueError(f"--resume: {path!r} is not a trainer's checkpoint (it has no config "
+                         f"naming a game and options)")
     if old["game"] != game or old["options"] != options:
         raise ValueError(f"the checkpoint in {out!r} is for {old['game']} {old['options']}, "
                          f"not {game} {options}")
+    if settings is not None:
+        check_resume_settings(old, settings, free, out)
     return ckpt
+
+
+def _plain(v: Any) -> Any:
+    """``v`` with its tuples as lists (recursively), so stored and given settings compare."""
+    if isinstance(v, (list, tuple)):
+        return [_plain(x) for x in v]
+    if isinstance(v, dict):
+        return {k: _plain(x) for k, x in v.items()}
+    return v
+
+
+def check_resume_settings(old: dict, new: dict, free: Sequence[str], out: str) -> None:
+    """A ``ValueError`` naming every setting of ``new`` (not in ``free``) that differs from
+    ``old`` (a checkpoint's settings; one it lacks, written by an older version, is not
+    compared): a resumed run goes on with the settings it started with, so that it ends as
+    the run never stopped would."""
+    diff = [k for k in new if k not in free and k in old and _plain(old[k]) != _plain(new[k])]
+    if diff:
+        was = ", ".join(f"{k}={old[k]!r}" for k in diff)
+        now = ", ".join(f"{k}={new[k]!r}" for k in diff)
+        raise ValueError(f"--resume: the checkpoint in {out!r} was written with {was}; this run "
+                         f"has {now}: resume with the checkpoint's settings, or start a new run "
+                         f"in another --out")
 
 
 def eval_metric(rows: list[dict]) -> tuple[str, str]:
@@ -455,11 +491,13 @@ def run_parser(module: str, doc: str, minutes: float, seed: int,
     return p
 
 
-def add_iteration_args(p: argparse.ArgumentParser, threads: int) -> None:
+def add_iteration_args(p: argparse.ArgumentParser, threads: int,
+                       max_help: str = "stop after this many (0: no limit)") -> None:
     """The last arguments of an iterating trainer's command line (``train.exit``,
-    ``train.finetune``): ``--threads``, ``--max-iterations`` and ``--no-progress``."""
+    ``train.finetune``): ``--threads``, ``--max-iterations`` (its help: ``max_help``) and
+    ``--no-progress``."""
     p.add_argument("--threads", type=int, default=threads, help="torch threads")
-    p.add_argument("--max-iterations", type=int, default=0, help="stop after this many (0: no limit)")
+    p.add_argument("--max-iterations", type=int, default=0, help=max_help)
     p.add_argument("--no-progress", action="store_true")
 
 

@@ -41,9 +41,15 @@ with ``cardenvs arena GAME --agents trained:OUT/GAME.npz,rules``.
 **Stopping**: ``--minutes`` bounds the session; SIGTERM / Ctrl-C stop at the next lineup's
 games (the iteration's games are dropped) or after the iteration's update (a few seconds),
 then write the checkpoint and the weights (exit status 128 + signal); ``--resume`` continues
-from ``OUT/checkpoint.pt`` exactly as if never stopped (a dropped iteration is redone).
-Same seed, settings and machine: the same weights at every iteration (``--max-iterations``
-makes a run's length independent of the machine's speed).
+from ``OUT/checkpoint.pt`` exactly as if never stopped (a dropped iteration is redone).  A
+checkpoint is also written at every evaluation, so a run killed outright (SIGKILL) resumes from
+its latest one: the rows of ``log.csv`` / ``eval.csv`` of later iterations are dropped and
+those iterations played again.  Same seed, settings and machine: the same weights at every
+iteration, and a stopped and resumed run ends with the iterations, rows and weights of one
+never stopped (``--max-iterations`` counts the run's iterations in all, resumed sessions
+included, and makes a run's length independent of the machine's speed).  ``--resume`` takes
+the checkpoint's settings: another game, option or setting than ``--minutes``, ``--threads``,
+``--max-iterations`` and ``--no-progress`` is refused, and nothing is written.
 
 Measured (``docs/training/distill.md``, Wakeng): from the 76-minute distilled file (+5.55 a
 deal against ``rules``, 2,000 duplicate deals, seed 0), 78 minutes on one core made the
@@ -75,9 +81,9 @@ from cardenvs.core.state import LANDLORD, P_PLAY, PHASE
 from cardenvs.vector import VectorGame
 
 from .common import (
-    TRAIN_DTYPES, SessionBar, StopSignals, add_iteration_args, append_csv, check_train_dtype,
-    end_session, learner_autocast, load_checkpoint, plot_eval, run_command, run_parser,
-    run_session, save_atomic, truncate_csv, write_config,
+    TRAIN_DTYPES, SessionBar, StopSignals, add_iteration_args, append_csv, check_resume_settings,
+    check_train_dtype, end_session, learner_autocast, load_checkpoint, plot_eval, run_command,
+    run_parser, run_session, save_atomic, truncate_csv, write_config,
 )
 from .dmc import QNet, export_weights
 from .exit import load_numpy_weights
@@ -108,6 +114,11 @@ def opponent_list(spec: str) -> list[str]:
             raise ValueError(f"opponents: {x!r} is none of {', '.join(OPPONENT_NAMES)} and no "
                              f"weight file (.npz) that exists")
     return out
+
+
+#: the settings a resumed run may change (:func:`train.common.check_resume_settings`): the
+#: session's budget, its threads, the run's length and the progress bar
+RESUME_FREE = ("minutes", "threads", "max_iterations", "progress", "out")
 
 
 @dataclass
@@ -377,16 +388,34 @@ class Finetune:
         self.eval_history: list[dict] = []
         self._eval_states = None
         self._stop: Optional[StopSignals] = None
+        if resume:  # checked whole before anything is written
+            self._resume()
         os.makedirs(cfg.out, exist_ok=True)
-        if resume:
-            ck = load_checkpoint(cfg.out, cfg.game, cfg.options)
+
+    def _resume(self) -> None:
+        """The state of ``OUT/checkpoint.pt`` (a ``ValueError``, nothing written, when it is
+        missing, damaged or of other settings); the rows of ``log.csv`` / ``eval.csv``
+        logged after it (by iteration) are dropped."""
+        cfg = self.cfg
+        ck = load_checkpoint(cfg.out, cfg.game, cfg.options)
+        settings, old_init = asdict(cfg), ck["config"].get("init")
+        if (isinstance(old_init, str) and os.path.exists(old_init)
+                and os.path.samefile(old_init, cfg.init)):  # the same file, named otherwise
+            settings["init"] = old_init
+        check_resume_settings(ck["config"], settings, RESUME_FREE, cfg.out)
+        try:
             self.net.load_state_dict(ck["net"])
             self.opt.load_state_dict(ck["opt"])
             self.sampler.rng.bit_generator.state = ck["rng"]
-            self.counters = dict(ck["counters"])
-            self.eval_history = list(ck["eval_history"])
-            for name in ("log.csv", "eval.csv"):
-                truncate_csv(os.path.join(cfg.out, name), "train_s", self.counters["train_s"])
+            counters = {k: type(v)(ck["counters"][k]) for k, v in self.counters.items()}
+            history = list(ck["eval_history"])
+        except (KeyError, TypeError, ValueError, RuntimeError) as e:
+            raise ValueError(f"--resume: the checkpoint in {cfg.out!r} does not fit this run "
+                             f"({type(e).__name__}: {e})") from None
+        self.counters, self.eval_history = counters, history
+        # by iteration: the rounded train_s of a row is no bound for the unrounded one
+        truncate_csv(os.path.join(cfg.out, "log.csv"), "iteration", counters["iterations"])
+        truncate_csv(os.path.join(cfg.out, "eval.csv"), "iterations", counters["iterations"])
 
     # -- files -----------------------------------------------------------------------------------
     @property
@@ -595,14 +624,13 @@ class Finetune:
             last = self.evaluate()
             eval_s = time.perf_counter() - t_ev
         base_s, t0 = self.counters["train_s"], time.perf_counter()
-        it0 = self.counters["iterations"]
         bar = SessionBar(cfg.progress, 60 * cfg.minutes, f"finetune {cfg.game}", t_start)
         evaluated_at = self.counters["iterations"]
         while stop.signum is None:
             now = time.perf_counter()
             if now + it_s + eval_s > deadline:
                 break
-            if cfg.max_iterations and self.counters["iterations"] - it0 >= cfg.max_iterations:
+            if cfg.max_iterations and self.counters["iterations"] >= cfg.max_iterations:
                 break
             it = self.counters["iterations"] + 1
             data = self.collect(it)
@@ -665,7 +693,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--train-dtype", choices=TRAIN_DTYPES, default=d.train_dtype,
                    help="the learner's forward matmuls (bfloat16: torch.autocast, about 2x "
                         "faster on CPUs with bfloat16 instructions; the weights stay float32)")
-    add_iteration_args(p, d.threads)
+    add_iteration_args(p, d.threads, "stop once the run has made this many iterations, "
+                                      "resumed sessions included (0: no limit)")
     return p
 
 
