@@ -4,6 +4,7 @@ the network-only agent it writes."""
 from __future__ import annotations
 
 import json
+import os
 
 import numpy as np
 import pytest
@@ -353,3 +354,201 @@ def test_relabel_gives_one_kind_of_decision_another_teachers_labels(tmp_path):
                          "--teacher", "rules", "--block", "bury", "--no-progress"]) == 0
     with np.load(tmp_path / "c" / "shard_000001.npz") as z, np.load(out / "shard_000001.npz") as w:
         assert np.array_equal(z["action"], w["action"])
+
+
+# -- checkpoints and --resume: a stopped or killed fit, resumed, equals the unbroken one -------
+#: the columns of fit.csv / eval.csv that are not wall-clock times
+_FIT_COLS = ("epoch", "updates", "loss", "train_agreement", "holdout_agreement")
+_EVAL_COLS = ("epoch", "updates", "opponent", "diff", "score", "deals")
+_KW = dict(minutes=0, epochs=4, batch=32, holdout=3, eval_deals=4, seed=5, progress=False)
+
+
+@pytest.fixture(scope="module")
+def collection(tmp_path_factory):
+    data = tmp_path_factory.mktemp("distill") / "d"
+    distill.collect("wakeng", "rules", 6, str(data), seed=1, block=2, progress=False)
+    return data
+
+
+@pytest.fixture(scope="module")
+def unbroken(collection, tmp_path_factory):
+    out = tmp_path_factory.mktemp("distill") / "a"
+    res = distill.fit("wakeng", str(collection), str(out), **_KW)
+    assert res["epochs"] == 4 and res["stopped"] is None
+    return out, res
+
+
+def _csv_rows(path, cols):
+    import csv
+
+    with open(path, newline="") as f:
+        return [tuple(r[c] for c in cols) for r in csv.DictReader(f)]
+
+
+def _same_fit(a, b):
+    """Fits ``a`` and ``b`` (folders) logged the same rows (less their times) and hold the
+    same weights (the checkpoint's float32 tensors, Adam's moments, the exported layers)."""
+    import torch
+
+    rows = _csv_rows(a / "fit.csv", _FIT_COLS)
+    assert [r[0] for r in rows] == ["1", "2", "3", "4"]
+    assert _csv_rows(b / "fit.csv", _FIT_COLS) == rows
+    assert len(_csv_rows(a / "eval.csv", _EVAL_COLS)) == 4
+    assert _csv_rows(b / "eval.csv", _EVAL_COLS) == _csv_rows(a / "eval.csv", _EVAL_COLS)
+    ca = torch.load(a / "checkpoint.pt", weights_only=False)
+    cb = torch.load(b / "checkpoint.pt", weights_only=False)
+    assert (ca["epoch"], ca["steps"]) == (cb["epoch"], cb["steps"])
+    for k in ca["net"]:
+        assert np.array_equal(ca["net"][k].numpy(), cb["net"][k].numpy()), k
+    for i, st in ca["opt"]["state"].items():
+        for k in ("exp_avg", "exp_avg_sq"):
+            assert np.array_equal(st[k].numpy(), cb["opt"]["state"][i][k].numpy())
+    wa = agents.make_agent(f"trained:{a / 'wakeng.npz'}", cardenvs.make_game("wakeng")).net
+    wb = agents.make_agent(f"trained:{b / 'wakeng.npz'}", cardenvs.make_game("wakeng")).net
+    for (x, xb), (y, yb) in zip(wa.layer_list(), wb.layer_list()):
+        assert np.array_equal(x, y) and np.array_equal(xb, yb)
+
+
+def test_fit_killed_after_an_epoch_resumes_to_the_unbroken_fits_weights(collection, unbroken,
+                                                                          tmp_path, monkeypatch):
+    """A fit killed outright after epoch 2 (no handler runs: here an exception where the
+    checkpoint of epoch 3 would be written, after its log row and evaluation): ``resume``
+    drops epoch 3's rows and ends at epoch 4 with the unbroken fit's rows and weights."""
+    from cardenvs.train import distill_resume as dr
+
+    class Killed(BaseException):
+        pass
+
+    save = dr.save_fit
+
+    def die(*args, **kw):
+        if kw["epoch"] == 3:
+            raise Killed
+        return save(*args, **kw)
+
+    monkeypatch.setattr(dr, "save_fit", die)
+    out = tmp_path / "b"
+    with pytest.raises(Killed):
+        distill.fit("wakeng", str(collection), str(out), **_KW)
+    monkeypatch.setattr(dr, "save_fit", save)
+    assert [r[0] for r in _csv_rows(out / "fit.csv", _FIT_COLS)] == ["1", "2", "3"]
+    res = distill.fit("wakeng", str(collection), str(out), **_KW, resume=True)
+    assert res["epochs"] == 4 and [r["epoch"] for r in res["history"]] == [1, 2, 3, 4]
+    _same_fit(unbroken[0], out)
+
+
+@pytest.mark.parametrize("when", ["inside", "at_the_end"])
+def test_fit_stopped_by_sigterm_resumes_to_the_unbroken_fit(collection, unbroken, tmp_path,
+                                                            monkeypatch, when):
+    """SIGTERM (the fit's own handler, the signal sent to this process) at the second step of
+    epoch 2 (the fit stops inside it: the checkpoint holds the epoch's order and position) or
+    at its last step (its evaluation is put off to the resumed fit)."""
+    import signal
+
+    per_epoch = -(-unbroken[1]["decisions"] // _KW["batch"])
+    assert per_epoch >= 3
+    at = per_epoch + 2 if when == "inside" else 2 * per_epoch
+    calls = []
+    sample = distill.sample_batch
+
+    def hook(*args, **kw):
+        calls.append(1)
+        if len(calls) == at:
+            os.kill(os.getpid(), signal.SIGTERM)
+        return sample(*args, **kw)
+
+    monkeypatch.setattr(distill, "sample_batch", hook)
+    out = tmp_path / "b"
+    res = distill.fit("wakeng", str(collection), str(out), **_KW)
+    monkeypatch.undo()
+    assert res["stopped"] == "SIGTERM" and res["updates"] == at
+    import torch
+
+    ck = torch.load(out / "checkpoint.pt", weights_only=False)
+    if when == "inside":
+        assert ck["epoch"] == 1 and ck["pos"] == 2 * _KW["batch"] and ck["perm"] is not None
+        assert res["history"][-1]["epoch"] == round(at / per_epoch, 2)  # the cut-short row
+    else:
+        assert ck["epoch"] == 2 and ck["perm"] is None and ck["pending_eval"]
+        assert len(res["eval"]) == 1  # epoch 1's; epoch 2's is put off
+    res = distill.fit("wakeng", str(collection), str(out), **_KW, resume=True)
+    assert res["epochs"] == 4 and res["stopped"] is None
+    _same_fit(unbroken[0], out)
+
+
+def _files(*folders):
+    """Every file under ``folders`` with its bytes and modification time."""
+    out = {}
+    for folder in folders:
+        for root, _, names in os.walk(folder):
+            for n in names:
+                p = os.path.join(root, n)
+                with open(p, "rb") as f:
+                    out[p] = (f.read(), os.stat(p).st_mtime_ns)
+    return out
+
+
+def test_fit_resume_of_other_settings_or_a_damaged_checkpoint_is_refused_writing_nothing(
+        collection, unbroken, tmp_path):
+    import shutil
+
+    import torch
+
+    out = tmp_path / "run"
+    shutil.copytree(unbroken[0], out)
+    before = _files(out, collection)
+    kw = dict(_KW, epochs=6)
+    cases = [({"lr": 1e-2}, r"written with lr=0.001; this run has lr=0.01"),
+             ({"batch": 16, "seed": 1}, r"batch=32, seed=5; this run has batch=16, seed=1"),
+             ({"hidden": (8,)}, r"hidden=\[512, 256, 128\]"),
+             ({"holdout": 2}, "holdout=3"),
+             ({"weights": {"bid": 2}}, r"loss_weights=\{\}"),
+             ({"eval_agents": ("random",)}, "eval_agents")]
+    for change, fragment in cases:
+        with pytest.raises(ValueError, match=fragment):
+            distill.fit("wakeng", str(collection), str(out), **dict(kw, **change), resume=True)
+        assert _files(out, collection) == before, change
+    with pytest.raises(ValueError, match="no checkpoint at"):
+        distill.fit("wakeng", str(collection), str(tmp_path / "none"), **kw, resume=True)
+    assert not (tmp_path / "none").exists()
+    # another game's checkpoint; a damaged one; one cut short; the collection grown since
+    ck = out / "checkpoint.pt"
+    good = ck.read_bytes()
+    state = torch.load(ck, weights_only=False)
+    state["config"]["game"] = "doudizhu"
+    torch.save(state, ck)
+    bad = [("is for doudizhu", None), ("not a readable checkpoint", b"\x00junk" * 50),
+           ("not a readable checkpoint", good[: len(good) // 3])]
+    for fragment, data in bad:
+        if data is not None:
+            ck.write_bytes(data)
+        snap = _files(out, collection)
+        with pytest.raises(ValueError, match=fragment):
+            distill.fit("wakeng", str(collection), str(out), **kw, resume=True)
+        assert _files(out, collection) == snap
+    ck.write_bytes(good)
+    grown = tmp_path / "grown"
+    shutil.copytree(collection, grown)
+    distill.collect("wakeng", "rules", 8, str(grown), seed=1, block=2, progress=False)
+    moved = tmp_path / "moved"
+    shutil.copytree(out, moved)
+    state = torch.load(moved / "checkpoint.pt", weights_only=False)
+    state["config"]["data"] = [os.path.realpath(grown)]
+    torch.save(state, moved / "checkpoint.pt")
+    snap = _files(moved)
+    with pytest.raises(ValueError, match="the collections now hold"):
+        distill.fit("wakeng", str(grown), str(moved), **kw, resume=True)
+    assert _files(moved) == snap
+    # the command line: one line, exit status 2, nothing written
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    before = _files(out)
+    r = subprocess.run([sys.executable, "-m", "cardenvs.train.distill", "fit", "wakeng", "--data",
+                        str(collection), "--out", str(out), "--resume", "--lr", "0.5",
+                        "--no-progress"], cwd=Path(__file__).resolve().parents[1],
+                       capture_output=True, text=True)
+    assert r.returncode == 2 and "Traceback" not in r.stderr, r.stderr
+    assert "written with" in r.stderr and r.stderr.count("\n") == 1
+    assert _files(out) == before

@@ -30,7 +30,12 @@ and a fourth to combine fits::
   at the others; ``eval.csv``: ``diff``, the paired difference per deal, network minus
   agent, as the arena's pairwise line, and ``score``, the network's own; the learning curve
   ``eval.png``).  ``--minutes`` bounds the fit (evaluations aside; 0: only ``--epochs`` does);
-  SIGTERM / Ctrl-C stop it after the current step, with the weights it has then written.
+  SIGTERM / Ctrl-C stop it after the current step, with the weights it has then written
+  (exit status 128 + the signal).  ``OUT/checkpoint.pt`` (written atomically at every
+  epoch's end and at a stop: network, Adam, random states, the position in the epoch) lets
+  ``fit --resume`` continue a fit stopped or killed outright (SIGKILL, out of memory) as if
+  never stopped, with the same settings (``--minutes``, ``--epochs``, ``--threads`` aside;
+  ``--epochs`` counts the fit's epochs in all): :mod:`train.distill_resume`.
   The weights (``OUT/GAME.npz``, ``"mode": "network"``: every decision is the network's) play
   as ``trained:OUT/GAME.npz``.  ``--context plan`` adds context inputs per (position, card
   play) to the network (``agents/context.py``: the hand planner's view of what each play
@@ -423,7 +428,7 @@ def fit(game: str, data, out: Optional[str] = None, *, options: Optional[dict] =
         seed: int = 0, threads: int = 1, init: Optional[str] = None,
         eval_agents: Sequence[str] = ("rules",), eval_deals: int = 100,
         weights: Optional[dict] = None, context: Optional[str] = None,
-        progress: bool = True) -> dict:
+        progress: bool = True, resume: bool = False) -> dict:
     """Fit a network to the collection in ``data`` (a folder, or several of the same game
     and teacher: e.g. a DAgger round beside the first collection; module docstring); returns
     the weight file's path, the agreements and the counters.
@@ -438,13 +443,21 @@ def fit(game: str, data, out: Optional[str] = None, *, options: Optional[dict] =
     computed for every legal action of the shards once and kept beside them; an ``init`` file
     without them starts the new inputs' weights at zero, one with them sets the context (or
     starts one that extends it, e.g. ``"plan_picks"`` from a ``"plan"`` file: the added
-    inputs' weights at zero)."""
+    inputs' weights at zero).
+
+    ``OUT/checkpoint.pt`` is written at every epoch's end and when the fit stops inside one;
+    ``resume`` continues from it as if never stopped (:mod:`train.distill_resume`: the same
+    settings but ``minutes``, ``epochs``, ``threads`` and ``progress``; ``epochs`` counts the
+    fit's epochs in all)."""
     import torch
 
     from cardenvs.api import make_game
     from cardenvs.arena import agents_module
 
     from .common import StopSignals, append_csv, game_dims, plot_eval
+    from .distill_resume import (
+        check_data, drop_later_rows, fit_settings, load_fit, restore, save_fit,
+    )
     from .dmc import QNet, TorchPolicy, evaluate_against, export_weights
 
     folders = [data] if isinstance(data, (str, os.PathLike)) else list(data)
@@ -473,7 +486,6 @@ def fit(game: str, data, out: Optional[str] = None, *, options: Optional[dict] =
     cmeta = dict(metas[0], teacher=" + ".join(teachers))
     options = dict(cmeta.get("options", {}) if options is None else options)
     out = out or folders[0]
-    os.makedirs(out, exist_ok=True)
     torch.manual_seed(seed)
     torch.set_num_threads(max(1, int(threads)))
     rng = np.random.default_rng(seed)
@@ -493,11 +505,21 @@ def fit(game: str, data, out: Optional[str] = None, *, options: Optional[dict] =
                 raise ValueError(f"--init {init!r} takes the context {init_net.context!r}, not "
                                  f"{context!r}")
             context = context or init_net.context
+    settings = fit_settings(
+        game, options, folders, hidden=[int(h) for h in hidden], lr=lr, batch=batch,
+        negatives=negatives, holdout=holdout, seed=seed, init=init,
+        eval_agents=list(eval_agents), eval_deals=eval_deals, context=context,
+        loss_weights={b: float(v) for b, v in zip(g.blocks, bw) if v != 1}, minutes=minutes,
+        epochs=epochs, threads=threads, progress=progress, out=out)
+    ck = load_fit(out, settings) if resume else None  # before anything is written
+    os.makedirs(out, exist_ok=True)
     ctx_fn = None
     if context:
         ctx_fn = agents_module("context").make_context(context, g)
     tr = Decisions(train_paths, ctx_fn, progress)
     ho = Decisions(held_paths, ctx_fn, progress) if held_paths else None
+    if ck is not None:
+        check_data(ck, out, len(tr), len(ho) if ho is not None else 0)
     w_dec = torch.from_numpy(bw[g.block_indices(tr.action)].astype(np.float32))
     obs_dim, feat_dim = game_dims(g)
     if tr.obs.shape[1] != obs_dim:
@@ -520,6 +542,18 @@ def fit(game: str, data, out: Optional[str] = None, *, options: Optional[dict] =
     evals: list[dict] = []
     eval_seeds = np.random.default_rng(seed + 7919).integers(2**62, size=max(0, eval_deals))
     per_epoch = -(-len(tr) // batch)
+    base_s, perm, pos, losses = 0.0, None, 0, []  # an epoch's order, next position, losses
+    if ck is not None:  # continue as if never stopped (train/distill_resume.py)
+        restore(ck, out, net, opt, rng)
+        epoch, steps, base_s = int(ck["epoch"]), int(ck["steps"]), float(ck["train_s"])
+        hist, evals = list(ck["history"]), list(ck["evals"])
+        if ck["perm"] is not None:
+            perm, pos, losses = np.asarray(ck["perm"]), int(ck["pos"]), list(ck["losses"])
+        drop_later_rows(out, epoch * per_epoch)
+
+    def elapsed() -> float:
+        """Seconds of fitting, the sessions before this one included."""
+        return base_s + time.perf_counter() - t0
 
     def done():
         """Epochs done so far: whole, or with the part of a cut-short one (2 decimals)."""
@@ -535,7 +569,7 @@ def fit(game: str, data, out: Optional[str] = None, *, options: Optional[dict] =
                                 tag="distill")
         net.train()
         for r in rows:
-            r.update(train_s=round(time.perf_counter() - t0, 1), epoch=done(), updates=steps)
+            r.update(train_s=round(elapsed(), 1), epoch=done(), updates=steps)
             print(f"[distill] {game} epoch {done()}: network vs {r['opponent']} "
                   f"{r['diff']:+.2f} ± {r['diff_ci']:.2f} per deal (its own score "
                   f"{r['score']:+.2f}; {r['deals']} deals)",
@@ -553,7 +587,17 @@ def fit(game: str, data, out: Optional[str] = None, *, options: Optional[dict] =
             "decisions": len(tr), "updates": steps, "epochs": epoch, "note": note,
             "init": init, "loss_weights": {b: float(v) for b, v in zip(g.blocks, bw) if v != 1},
             **({"context": context} if context else {}),
-            "train_minutes": round((time.perf_counter() - t0) / 60, 2)})
+            "train_minutes": round(elapsed() / 60, 2)})
+
+    def checkpoint(pending_eval: bool = False) -> None:
+        """The fit's state (train/distill_resume.py); inside an epoch, its order, position
+        and losses so far; ``pending_eval``: an epoch ended without its evaluation (a stop
+        signal), which a resumed fit makes first."""
+        inside = perm is not None and pos < len(perm)
+        save_fit(out, settings, net, opt, rng, epoch=epoch, steps=steps, per_epoch=per_epoch,
+                 decisions=len(tr), held_out=len(ho) if ho is not None else 0, history=hist,
+                 evals=evals, train_s=elapsed(), perm=perm if inside else None, pos=pos,
+                 losses=losses if inside else None, pending_eval=pending_eval)
 
     bar = None
     if progress:
@@ -564,21 +608,24 @@ def fit(game: str, data, out: Optional[str] = None, *, options: Optional[dict] =
         bar = tqdm(total=round(60 * minutes) if by_time else epochs, unit=unit,
                    desc=f"fit {game}", dynamic_ncols=True, file=sys.stderr,
                    bar_format="{l_bar}{bar}| {n:.%df}/{total:.0f} %s {postfix}" % (digits, unit))
-    stopped = None
+    if ck is not None and ck.get("pending_eval"):
+        evaluate()  # the evaluation of the last epoch, which a stop signal put off
+        checkpoint()
     with StopSignals() as stop:
         while stop.signum is None and time.perf_counter() < deadline and \
                 (epochs <= 0 or epoch < epochs):
-            perm = rng.permutation(len(tr))
-            losses = []
-            for a in range(0, len(perm), batch):
+            if perm is None:  # a new epoch (a resumed one goes on in its own order)
+                perm, pos, losses = rng.permutation(len(tr)), 0, []
+            first = pos
+            while pos < len(perm):
                 if stop.signum is not None or time.perf_counter() >= deadline:
                     break
-                idx = perm[a:a + batch]
-                ids, owner, col, pos = sample_batch(tr, idx, negatives, rng, positions=True)
+                idx = perm[pos:pos + batch]
+                ids, owner, col, cpos = sample_batch(tr, idx, negatives, rng, positions=True)
                 obs = torch.from_numpy(tr.obs[idx].astype(np.float32))
                 feats = torch.from_numpy(g.action_features(ids))
                 own = torch.from_numpy(owner)
-                ctx = None if tr.ctx is None else torch.from_numpy(tr.ctx[pos].astype(np.float32))
+                ctx = None if tr.ctx is None else torch.from_numpy(tr.ctx[cpos].astype(np.float32))
                 q = net(obs, feats, own, ctx)
                 # cross-entropy of the teacher's action (column 0 of each decision) under the
                 # softmax of the scores over the decision's candidates
@@ -591,17 +638,19 @@ def fit(game: str, data, out: Optional[str] = None, *, options: Optional[dict] =
                 torch.nn.utils.clip_grad_norm_(net.parameters(), 10.0)
                 opt.step()
                 steps += 1
+                pos = min(len(perm), pos + batch)
                 losses.append(float(loss.detach()))
                 if bar is not None:
                     bar.n = min(bar.total, time.perf_counter() - t0 if by_time
-                                else epoch + (a + batch) / len(perm))
+                                else epoch + pos / len(perm))
                     bar.set_postfix(epoch=epoch, loss=f"{np.mean(losses[-50:]):.3f}",
                                     refresh=False)
                     bar.refresh()
-            if a + batch >= len(perm):
-                epoch += 1
-            row = {"epoch": done(), "updates": steps,
-                   "minutes": round((time.perf_counter() - t0) / 60, 2),
+            if pos == first:  # stopped before a step: nothing new to log or write
+                break
+            ended = pos >= len(perm)
+            epoch += int(ended)
+            row = {"epoch": done(), "updates": steps, "minutes": round(elapsed() / 60, 2),
                    "loss": round(float(np.mean(losses)), 4) if losses else "",
                    "train_agreement": round(agreement(policy, tr, 5000), 4),
                    "holdout_agreement": ""}
@@ -621,6 +670,9 @@ def fit(game: str, data, out: Optional[str] = None, *, options: Optional[dict] =
             export(f"{epoch} epochs")
             if stop.signum is None:
                 evaluate()
+            checkpoint(pending_eval=ended and stop.signum is not None and eval_deals > 0)
+            if ended:
+                perm = None
         stopped = stop.name
     if bar is not None:
         bar.close()
@@ -824,6 +876,9 @@ def build_parser() -> argparse.ArgumentParser:
                    help="context inputs per (position, action) for the network (agents/context.py;"
                         " plan: the hand planner's cost of what each play leaves; plan_picks: "
                         "also what each burial leaves); default: none, or the --init file's")
+    f.add_argument("--resume", action="store_true",
+                   help="continue the fit of OUT/checkpoint.pt (the same settings; --epochs "
+                        "counts all epochs, --minutes this session)")
     f.add_argument("--no-progress", action="store_true")
     r = sub.add_parser("relabel", help="a copy of a collection with one kind of decision "
                                        "labelled by another teacher")
@@ -881,12 +936,20 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
                       lr=a.lr, batch=a.batch, negatives=a.negatives, holdout=a.holdout,
                       epochs=a.epochs, seed=a.seed, threads=a.threads, init=a.init,
                       eval_agents=parse_names(a.eval_agents), eval_deals=a.eval_deals,
-                      weights=dict(a.weight), context=a.context, progress=not a.no_progress)
+                      weights=dict(a.weight), context=a.context, progress=not a.no_progress,
+                      resume=a.resume)
             last = res["history"][-1] if res["history"] else {}
             print(f"[distill] {a.game}: {res['epochs']} epochs, {res['updates']} updates over "
                   f"{res['decisions']} decisions; agreement with the teacher: train "
                   f"{last.get('train_agreement')}, held-out {last.get('holdout_agreement')}; "
                   f"weights {res['weights']} (play them as trained:{res['weights']})")
+            if res["stopped"]:
+                import signal
+
+                print(f"[distill] stopped by {res['stopped']}: checkpoint "
+                      f"{os.path.join(os.path.dirname(res['weights']), 'checkpoint.pt')}; "
+                      f"continue with --resume", file=sys.stderr, flush=True)
+                return 128 + int(signal.Signals[res["stopped"]])
     except ValueError as e:
         print(f"python -m train.distill: {e}", file=sys.stderr)
         return 2
