@@ -49,8 +49,8 @@ class GameSpec:
         default_slots: default padded width of the legal-id rows of the slot views
             (above the largest legal count a search found).
         rules_part: ``"module:Class"`` of the rules agent's part for the game, the module
-            within the agents package (``agents`` in a checkout, ``cardenvs.agents`` once
-            installed), e.g. ``"rules:WakengPart"``.
+            within the agents package ``cardenvs.agents`` (the repository's ``agents/``
+            folder), e.g. ``"rules:WakengPart"``.
         move_generator: ``"module:function"`` of the game's standalone move generator
             ``fn(counts, prev, tab, opts, out) -> k`` for the benchmarks (games whose legal
             plays are not the plain :func:`cardenvs.core.kernels.gen_legal` of their table:
