@@ -385,15 +385,16 @@ def _csv_rows(path, cols):
         return [tuple(r[c] for c in cols) for r in csv.DictReader(f)]
 
 
-def _same_fit(a, b):
-    """Fits ``a`` and ``b`` (folders) logged the same rows (less their times) and hold the
-    same weights (the checkpoint's float32 tensors, Adam's moments, the exported layers)."""
+def _same_fit(a, b, epochs=4):
+    """Fits ``a`` and ``b`` (folders) of ``epochs`` epochs logged the same rows (less their
+    times) and hold the same weights (the checkpoint's float32 tensors, Adam's moments, the
+    exported layers)."""
     import torch
 
     rows = _csv_rows(a / "fit.csv", _FIT_COLS)
-    assert [r[0] for r in rows] == ["1", "2", "3", "4"]
+    assert [r[0] for r in rows] == [str(e) for e in range(1, epochs + 1)]
     assert _csv_rows(b / "fit.csv", _FIT_COLS) == rows
-    assert len(_csv_rows(a / "eval.csv", _EVAL_COLS)) == 4
+    assert len(_csv_rows(a / "eval.csv", _EVAL_COLS)) == epochs
     assert _csv_rows(b / "eval.csv", _EVAL_COLS) == _csv_rows(a / "eval.csv", _EVAL_COLS)
     ca = torch.load(a / "checkpoint.pt", weights_only=False)
     cb = torch.load(b / "checkpoint.pt", weights_only=False)
@@ -552,3 +553,35 @@ def test_fit_resume_of_other_settings_or_a_damaged_checkpoint_is_refused_writing
     assert r.returncode == 2 and "Traceback" not in r.stderr, r.stderr
     assert "written with" in r.stderr and r.stderr.count("\n") == 1
     assert _files(out) == before
+
+
+def test_fit_killed_by_sigkill_resumes_to_the_unbroken_fit(collection, tmp_path):
+    """``python -m cardenvs.train.distill fit`` killed outright (SIGKILL: no handler, no
+    last write) once its second epoch is logged, then ``fit --resume``: the fit ends at its
+    8 epochs with the rows and weights of the fit never killed."""
+    import signal
+    import subprocess
+    import sys
+    import time
+    from pathlib import Path
+
+    kw = dict(_KW, epochs=8)
+    a, b = tmp_path / "a", tmp_path / "b"
+    distill.fit("wakeng", str(collection), str(a), **kw)
+    cmd = [sys.executable, "-m", "cardenvs.train.distill", "fit", "wakeng", "--data",
+           str(collection), "--out", str(b), "--minutes", "0", "--epochs", "8", "--batch", "32",
+           "--holdout", "3", "--eval-deals", "4", "--seed", "5", "--no-progress"]
+    proc = subprocess.Popen(cmd, cwd=Path(__file__).resolve().parents[1],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    t0 = time.monotonic()
+    while not ((b / "fit.csv").exists() and len(_csv_rows(b / "fit.csv", _FIT_COLS)) >= 2):
+        assert proc.poll() is None, proc.stderr.read()[-2000:]
+        assert time.monotonic() - t0 < 300, "no epoch logged"
+        time.sleep(0.02)
+    proc.send_signal(signal.SIGKILL)
+    assert proc.wait(timeout=60) == -signal.SIGKILL
+    proc.stderr.close()
+    assert len(_csv_rows(b / "fit.csv", _FIT_COLS)) < 8  # killed before the end
+    res = distill.fit("wakeng", str(collection), str(b), **kw, resume=True)
+    assert res["epochs"] == 8 and [r["epoch"] for r in res["history"]] == list(range(1, 9))
+    _same_fit(a, b, epochs=8)
