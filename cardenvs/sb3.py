@@ -77,14 +77,32 @@ class SeatVecEnv(VecEnv):
         seed: seed of the games (see the module docstring); ``None``: fresh entropy.
         max_legal: padded legal-id width of the engine (see :mod:`cardenvs.vector`).
         info_legal_actions: also put each game's legal ids in ``infos[i]["legal_actions"]``.
+        actions: ``"flat"`` (default) or ``"compact"``: the learner chooses a play's body,
+            then each kicker, as separate steps; builds the ``VecEnv`` of
+            :func:`cardenvs.compact_seat.compact_seat_vec_env` (the same conventions, one
+            :class:`~cardenvs.compact_seat.CompactSeatEnv` per game).
         **options: the game's options.
     """
+
+    def __new__(cls, game: Union[str, Any] = None, n_envs: int = 1, *args: Any,
+                actions: str = "flat", **kwargs: Any):
+        from .core.compact import check_actions
+
+        if check_actions(actions) == "compact":
+            if cls is not SeatVecEnv:
+                raise ValueError(f"{cls.__name__} has no compact mode (its legal-id slots are "
+                                 f"already a small action space); use "
+                                 f"SeatVecEnv(..., actions='compact')")
+            from .compact_seat import compact_seat_vec_env
+
+            return compact_seat_vec_env(game, n_envs, *args, **kwargs)
+        return super().__new__(cls)
 
     def __init__(self, game: Union[str, Any], n_envs: int, seats: Union[int, Sequence[int]] = 0,
                  opponents: Any = "random", *, illegal: str = "lose",
                  illegal_reward: float = -1.0, seed: Optional[int] = None,
                  max_legal: Optional[int] = None, info_legal_actions: bool = False,
-                 **options: Any):
+                 actions: str = "flat", **options: Any):
         self.vg = VectorGame(game, n_envs, observe=True, masks=True, keep_final=True,
                              max_legal=max_legal, **options)
         vg = self.vg

@@ -192,6 +192,8 @@ class SeatEnv(gymnasium.Env):
         info_legal_actions: also put the learner's legal action ids in
             ``info["legal_actions"]`` (a varying-length ``int64`` array; off by default so
             that ``gymnasium.vector`` and other stackers see fixed-shape infos).
+        actions: ``"flat"`` (default) or ``"compact"``: the learner chooses a play's body,
+            then each kicker, as separate steps (a :class:`cardenvs.compact_seat.CompactSeatEnv`).
         **options: the game's options (with a registry name).
 
     Spaces: ``Box(0, 1, (D,), float32)`` observations (the game's observation vector for the
@@ -223,10 +225,21 @@ class SeatEnv(gymnasium.Env):
 
     metadata = {"render_modes": list(RENDER_MODES), "render_fps": RENDER_FPS}
 
+    def __new__(cls, *args: Any, actions: str = "flat", **kwargs: Any):
+        """``actions="compact"`` makes a :class:`cardenvs.compact_seat.CompactSeatEnv`
+        (the learner decides bodies and kickers one at a time; see :mod:`cardenvs.core.compact`)."""
+        from .core.compact import check_actions
+
+        if check_actions(actions) == "compact" and cls is SeatEnv:
+            from .compact_seat import CompactSeatEnv
+
+            cls = CompactSeatEnv
+        return super().__new__(cls)
+
     def __init__(self, game: Union[str, Any] = "doudizhu", seats: Union[int, Sequence[int]] = 0,
                  opponents: Any = "random", *, illegal: str = "lose",
                  illegal_reward: float = -1.0, render_mode: Optional[str] = None,
-                 info_legal_actions: bool = False, **options: Any):
+                 info_legal_actions: bool = False, actions: str = "flat", **options: Any):
         from .vector import _as_game
 
         self.game = _as_game(game, options)

@@ -38,7 +38,9 @@ from gymnasium import spaces
 from gymnasium.utils import EzPickle
 from pettingzoo import AECEnv
 
+from . import compact as _compact
 from .game import Game
+from .mask import new_mask
 from .infocode import Named, named_codes
 from .options import check_seed, set_env_args
 from .state import PHASE
@@ -63,6 +65,10 @@ class CardEnv(AECEnv, EzPickle):
         info_legal_actions: also put the legal action ids (a varying-length ``int64``
             array) in ``infos[agent]["legal_actions"]``; off by default so that infos keep
             a fixed shape (see the module docstring).
+        actions: ``"flat"`` (default: one id per whole action) or ``"compact"``: a play
+            with kickers is its body, then each kicker, as decisions of the same seat
+            (rewards 0 between; the partial play in the mover's observation only; the
+            history records the whole play's flat id; see :mod:`cardenvs.core.compact`).
         **options: the game's options.
     """
 
@@ -91,10 +97,11 @@ class CardEnv(AECEnv, EzPickle):
 
     def __init__(self, render_mode: Optional[str] = None, illegal: str = "lose",
                  illegal_reward: float = -1.0, info_legal_actions: bool = False,
-                 **options: Any):
+                 actions: str = "flat", **options: Any):
         EzPickle.__init__(self, render_mode=render_mode, illegal=illegal,
                           illegal_reward=illegal_reward, info_legal_actions=info_legal_actions,
-                          **options)
+                          actions=actions, **options)
+        self.actions = _compact.check_actions(actions)
         super().__init__()
         set_env_args(self, render_mode, illegal, illegal_reward, info_legal_actions)
         self.game: Game = self.make_game(**options)
@@ -122,6 +129,9 @@ class CardEnv(AECEnv, EzPickle):
         self._started = False
         self.history: list[int] = []
         self._replay_start = None
+        self._compact = None  # compact mode: the mover's partial play (cardenvs.core.compact)
+        if self.actions == "compact":
+            _compact.attach(self)
 
     # -- construction hook -----------------------------------------------------------------------
     @classmethod
@@ -220,6 +230,8 @@ class CardEnv(AECEnv, EzPickle):
         if self.info_legal_actions:
             info["legal_actions"] = self._legal_buf[: self._n_legal].copy()
         self._extra_info(info)
+        if self._compact is not None:
+            _compact.refresh(self)
 
     def _extra_info(self, info: dict) -> None:
         """Game-specific public info for the agent to move (roles, phase)."""
@@ -233,16 +245,28 @@ class CardEnv(AECEnv, EzPickle):
         self._check_agent(agent)
         if not self._started:
             raise ValueError("call reset() before observe()")
+        if self._compact is not None:
+            return _compact.observe(self, agent)
         g = self.game
         obs = np.empty(g.layout.size, np.float32)
         g.encode(self.state_vec, self._index[agent], obs)
-        mask = np.zeros(g.n_actions, np.int8)
+        mask = new_mask(g.n_actions)  # int8; np.flatnonzero of it takes the bool fast path
         if self.agents and agent == self.agent_selection and not g.done(self.state_vec):
             mask[self._legal_buf[: self._n_legal]] = 1
         return {"observation": obs, "action_mask": mask}
 
     def legal_actions(self) -> np.ndarray:
-        """Legal action ids of the agent to move (a copy)."""
+        """Legal action ids of the agent to move (a copy; compact ids in compact mode)."""
+        if self._compact is not None:
+            return self._compact.legal[: self._compact.n_legal].copy()
+        return self._legal_buf[: self._n_legal].copy()
+
+    def flat_legal_actions(self) -> np.ndarray:
+        """The flat ids of the whole actions legal now: in compact mode those that complete
+        the mover's partial play (all legal ids when none is pending); else
+        :meth:`legal_actions`."""
+        if self._compact is not None:
+            return _compact.flat_legal(self)
         return self._legal_buf[: self._n_legal].copy()
 
     def legal_play_features(self) -> tuple[np.ndarray, np.ndarray]:
@@ -274,6 +298,10 @@ class CardEnv(AECEnv, EzPickle):
             else:
                 raise TypeError(f"action must be an int action id, got {type(action).__name__}")
         action = int(action)
+        if self._compact is not None:  # a body or a kicker: the whole play's flat id, or -1
+            action = _compact.step(self, agent, action)
+            if action < 0:
+                return
         g = self.game
         if not 0 <= action < g.n_actions:
             raise ValueError(f"action {action} is outside the action space [0, {g.n_actions})")
@@ -310,6 +338,8 @@ class CardEnv(AECEnv, EzPickle):
     def _clear_legal(self) -> None:
         """At the end of a game no agent has legal actions; infos say so."""
         self._n_legal = 0
+        if self._compact is not None:
+            self._compact.clear()
         empty = np.zeros(0, np.int64)
         for a in self.agents:
             info = self.infos[a]
@@ -361,6 +391,7 @@ class CardEnv(AECEnv, EzPickle):
             "legal": self._legal_buf[: self._n_legal].copy(),
             "started": self._started,
             "replay_start": self._replay_start,
+            "compact": None if self._compact is None else self._compact.snapshot(),
         }
 
     def set_state(self, snap: dict) -> None:
@@ -405,6 +436,9 @@ class CardEnv(AECEnv, EzPickle):
         self._n_legal = g.legal(state, self._legal_buf) if live else 0
         self._started = bool(snap["started"])
         self._replay_start = snap.get("replay_start")
+        if self._compact is not None:  # the partial play, each decision checked again
+            self._compact.restore(snap.get("compact") if live else None, self._legal_buf,
+                                  self._n_legal)
 
     def __getstate__(self):
         d = EzPickle.__getstate__(self)

@@ -1,0 +1,33 @@
+"""The action mask array of the environments' observations: ``int8``, fast to search.
+
+PettingZoo's and gymnasium's convention is an ``int8`` mask (``Discrete.sample(mask=...)``
+requires that dtype), and the usual loop picks among ``np.flatnonzero(obs["action_mask"])``.
+numpy finds the nonzero entries of a ``bool`` array with a fast byte scan but those of an
+``int8`` array one element at a time: on Dou Dizhu's 28,241-entry mask about 10x slower, which
+was most of a masked-random loop's time.  :class:`ActionMask` is an ``int8`` array (an
+``np.ndarray`` subclass: every numpy, gymnasium and torch use of it is unchanged) whose
+``nonzero()`` (what ``np.nonzero`` and ``np.flatnonzero`` call) reads its bytes as ``bool``.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+
+class ActionMask(np.ndarray):
+    """An ``int8`` 0/1 action mask whose :meth:`nonzero` takes numpy's ``bool`` fast path.
+
+    Make one with :func:`new_mask`; it behaves as the ``int8`` array it is.
+    """
+
+    def nonzero(self):  # type: ignore[override]
+        """The indexes of the nonzero entries (as ``np.ndarray.nonzero``), found by reading
+        the ``int8`` bytes as ``bool`` (any nonzero byte is a nonzero entry either way)."""
+        if self.dtype != np.int8:  # a view of another dtype: the plain method
+            return np.ndarray.nonzero(self.view(np.ndarray))
+        return np.ndarray.nonzero(self.view(np.ndarray).view(np.bool_))
+
+
+def new_mask(n: int) -> ActionMask:
+    """A zero ``int8`` :class:`ActionMask` of ``n`` entries."""
+    return np.zeros(n, np.int8).view(ActionMask)
