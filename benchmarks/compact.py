@@ -38,12 +38,22 @@ def sizes() -> list[tuple[str, int, int, int, int, int]]:
     return out
 
 
-def aec_loop(name: str, actions: str, seconds: float, seed: int = 0) -> tuple[float, float]:
-    """Masked-random AEC loop: ``(decisions/s, whole actions/s)`` over ``seconds``."""
+def aec_loop(name: str, actions: str, seconds: float, seed: int = 0,
+             repeats: int = 3) -> tuple[float, float]:
+    """Masked-random AEC loop: the best ``(decisions/s, whole actions/s)`` of ``repeats``
+    runs of ``seconds / repeats`` each (the best run is the least disturbed by other load)."""
     mod = importlib.import_module(f"cardenvs.{spec(name).env_module}")
     env = mod.env(actions=actions)
     rng = np.random.default_rng(seed)
     env.reset(seed=seed)
+    best = (0.0, 0.0)
+    for _ in range(repeats):
+        r = _loop(env, rng, seconds / repeats)
+        best = max(best, r)
+    return best
+
+
+def _loop(env, rng, seconds: float) -> tuple[float, float]:
     decisions = plays = 0
     t0 = time.perf_counter()
     while time.perf_counter() - t0 < seconds:
@@ -61,23 +71,27 @@ def aec_loop(name: str, actions: str, seconds: float, seed: int = 0) -> tuple[fl
     return decisions / dt, plays / dt
 
 
-def rlcard_loop(seconds: float, seed: int = 0) -> Optional[float]:
-    """RLCard ``doudizhu`` steps/s with a uniform legal pick (``None`` without rlcard)."""
+def rlcard_loop(seconds: float, seed: int = 0, repeats: int = 3) -> Optional[float]:
+    """RLCard ``doudizhu`` steps/s with a uniform legal pick, the best of ``repeats`` runs
+    (``None`` without rlcard)."""
     try:
         import rlcard
     except ImportError:
         return None
     env = rlcard.make("doudizhu", config={"seed": seed})
     rng = np.random.default_rng(seed)
-    n = 0
-    t0 = time.perf_counter()
-    while time.perf_counter() - t0 < seconds:
-        state, _ = env.reset()
-        while not env.is_over():
-            legal = list(state["legal_actions"].keys())
-            state, _ = env.step(legal[rng.integers(len(legal))])
-            n += 1
-    return n / (time.perf_counter() - t0)
+    best = 0.0
+    for _ in range(repeats):
+        n = 0
+        t0 = time.perf_counter()
+        while time.perf_counter() - t0 < seconds / repeats:
+            state, _ = env.reset()
+            while not env.is_over():
+                legal = list(state["legal_actions"].keys())
+                state, _ = env.step(legal[rng.integers(len(legal))])
+                n += 1
+        best = max(best, n / (time.perf_counter() - t0))
+    return best
 
 
 def sb3_rate(name: str, actions: str, steps: int, seed: int = 0) -> Optional[float]:

@@ -248,8 +248,12 @@ def codec_of(game) -> Codec:
 
 # -- kernels ----------------------------------------------------------------------------------
 @njit(cache=True)
-def _first_step(legal, n, first, mark, out):
-    """Distinct first decisions of the flat legal ids ``legal[:n]``, ascending, into ``out``."""
+def _first_step(legal, n, first, mark, out, n_old):
+    """Distinct first decisions of the flat legal ids ``legal[:n]``, ascending, into ``out``;
+    ``mark`` (0/1 per compact id) ends up marking exactly them (the previous set,
+    ``out[:n_old]``, unmarked first)."""
+    for i in range(n_old):
+        mark[out[i]] = 0
     for i in range(n):
         mark[first[legal[i]]] = 1
     k = 0
@@ -257,7 +261,6 @@ def _first_step(legal, n, first, mark, out):
         if mark[c]:
             out[k] = c
             k += 1
-            mark[c] = 0
     return k
 
 
@@ -284,8 +287,11 @@ def _narrow_kick(cand, n, seq, j, cid):
 
 
 @njit(cache=True)
-def _next_kicks(cand, n, seq, j, mark, out):
-    """Distinct ``j``-th kickers of the rows ``cand[:n]``, ascending, into ``out``."""
+def _next_kicks(cand, n, seq, j, mark, out, n_old):
+    """Distinct ``j``-th kickers of the rows ``cand[:n]``, ascending, into ``out``; ``mark``
+    marks exactly them afterwards (the previous set, ``out[:n_old]``, unmarked first)."""
+    for i in range(n_old):
+        mark[out[i]] = 0
     lo = mark.shape[0]
     hi = 0
     for i in range(n):
@@ -298,7 +304,6 @@ def _next_kicks(cand, n, seq, j, mark, out):
         if mark[c]:
             out[k] = c
             k += 1
-            mark[c] = 0
     return k
 
 
@@ -327,9 +332,12 @@ class Pending:
         self.body = -1
         self.j = 0
         self.nc = 0
-        self.n_legal = int(_first_step(flat_legal, n, c.first, self._mark, self.legal))
+        self.n_legal = int(_first_step(flat_legal, n, c.first, self._mark, self.legal,
+                                       self.n_legal))
 
     def clear(self) -> None:
+        """No decision pending (the end of a game)."""
+        self._mark[self.legal[: self.n_legal]] = 0
         self.body = -1
         self.j = 0
         self.nc = 0
@@ -337,9 +345,7 @@ class Pending:
 
     def is_offered(self, cid: int) -> bool:
         """Whether compact id ``cid`` is among the legal ids now."""
-        k = self.n_legal
-        i = int(np.searchsorted(self.legal[:k], cid))
-        return i < k and int(self.legal[i]) == cid
+        return 0 <= cid < self._mark.shape[0] and self._mark[cid] != 0
 
     def choose(self, cid: int, flat_legal: np.ndarray, n: int) -> int:
         """Apply the offered compact id ``cid``: the flat action it completes, or ``-1``
@@ -349,9 +355,8 @@ class Pending:
             if cid < c.n_other:
                 return c.n_play + cid
             b = cid - c.n_other
-            if c.ntok[b] == 0:
-                self.nc = int(_narrow_body(flat_legal, n, c.first, cid, self.cand))
-                return int(self.cand[0])
+            if c.ntok[b] == 0:  # a body without kickers is one row, the play
+                return int(c.body_row[b])
             self.body = b
             self.j = 0
             self.nc = int(_narrow_body(flat_legal, n, c.first, cid, self.cand))
@@ -363,7 +368,8 @@ class Pending:
                 if self.nc != 1:
                     raise AssertionError(f"{self.nc} rows complete one compact sequence")
                 return int(self.cand[0])
-        self.n_legal = int(_next_kicks(self.cand, self.nc, c.seq, self.j, self._mark, self.legal))
+        self.n_legal = int(_next_kicks(self.cand, self.nc, c.seq, self.j, self._mark,
+                                       self.legal, self.n_legal))
         return -1
 
     def snapshot(self) -> Optional[tuple]:
