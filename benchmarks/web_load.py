@@ -103,6 +103,33 @@ async def run(port: int, n: int, agent: str, seconds: float, paced: bool):
     return np.array(lat), len(deals)
 
 
+def write_table(args, rows) -> None:
+    """Write the rows measured so far to ``args.out``."""
+    load = os.getloadavg()
+    lines = [
+        "# `cardenvs serve` under load: how soon an agent's move reaches the browser",
+        "",
+        f"Written by `python -m benchmarks.web_load` ({time.strftime('%Y-%m-%d %H:%M')}, "
+        f"{args.seconds:g} s per row; {platform.processor() or platform.machine()}, "
+        f"{os.cpu_count()} cores; load average {load[0]:.1f} when it ended: the cores were "
+        f"shared with other work).",
+        "",
+        "One server process on 127.0.0.1; each session plays seat 0 of a game (the six in "
+        "turn) against the agent in the other seats. Paced: the default 0.6 s delay, the "
+        "player answers after 1 s; latency = the server's time for an agent's move "
+        "(decision, step, message). Flat out: no delay, answers at once; latency = from the "
+        "message before an agent's move to its message.",
+        "",
+        "| agent | pace | sessions | agent moves | deals | p50 ms | p95 ms | p99 ms | max ms | "
+        "within 0.5 s |",
+        "| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |",
+    ]
+    for agent, pace, n, moves, n_deals, wall, p50, p95, p99, mx, frac in rows:
+        lines.append(f"| {agent} | {pace} | {n} | {moves:,} | {n_deals:,} | {p50 * 1000:.0f} | "
+                     f"{p95 * 1000:.0f} | {p99 * 1000:.0f} | {mx * 1000:.0f} | {frac:.1%} |")
+    Path(args.out).write_text("\n".join(lines) + "\n", encoding="utf-8")
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--sessions", default="1,20", help="numbers of concurrent sessions")
@@ -142,32 +169,10 @@ def main(argv=None) -> int:
                           f"p50 {q[0] * 1000:.0f} ms, p95 {q[1] * 1000:.0f} ms, max "
                           f"{rows[-1][9] * 1000:.0f} ms, within 0.5 s {rows[-1][10]:.1%}",
                           flush=True)
+                    write_table(args, rows)
     finally:
         proc.terminate()
         proc.wait(20)
-    load = os.getloadavg()
-    lines = [
-        "# `cardenvs serve` under load: how soon an agent's move reaches the browser",
-        "",
-        f"Written by `python -m benchmarks.web_load` ({time.strftime('%Y-%m-%d %H:%M')}, "
-        f"{args.seconds:g} s per row; {platform.processor() or platform.machine()}, "
-        f"{os.cpu_count()} cores; load average {load[0]:.1f} when it ended: the cores were "
-        f"shared with other work).",
-        "",
-        "One server process on 127.0.0.1; each session plays seat 0 of a game (the six in "
-        "turn) against the agent in the other seats. Paced: the default 0.6 s delay, the "
-        "player answers after 1 s; latency = the server's time for an agent's move "
-        "(decision, step, message). Flat out: no delay, answers at once; latency = from the "
-        "message before an agent's move to its message.",
-        "",
-        "| agent | pace | sessions | agent moves | deals | p50 ms | p95 ms | p99 ms | max ms | "
-        "within 0.5 s |",
-        "| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |",
-    ]
-    for agent, pace, n, moves, n_deals, wall, p50, p95, p99, mx, frac in rows:
-        lines.append(f"| {agent} | {pace} | {n} | {moves:,} | {n_deals:,} | {p50 * 1000:.0f} | "
-                     f"{p95 * 1000:.0f} | {p99 * 1000:.0f} | {mx * 1000:.0f} | {frac:.1%} |")
-    Path(args.out).write_text("\n".join(lines) + "\n", encoding="utf-8")
     print(f"wrote {args.out}")
     return 0
 

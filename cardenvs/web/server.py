@@ -26,6 +26,7 @@ import asyncio
 import json
 import logging
 import math
+import threading
 import time
 from functools import lru_cache
 from pathlib import Path
@@ -47,6 +48,14 @@ DEFAULT_DELAY = 0.6
 MAX_DELAY = 30.0
 
 log = logging.getLogger("cardenvs.web")
+#: sessions are made one at a time: making agents may import the agents package or specialize
+#: numba kernels on first use, neither of which is safe from two threads at once
+_MAKING = threading.Lock()
+
+
+def _new_session(*args) -> GameSession:
+    with _MAKING:
+        return GameSession(*args)
 
 
 @lru_cache(maxsize=1)
@@ -111,6 +120,10 @@ class Connection:
                     await self.handle(msg)
                 except (ValueError, TypeError) as e:
                     await self.error(str(e))
+                except Exception as e:  # a fault below (an agent, the engine): say so, go on
+                    log.exception("message %r failed", msg.get("type"))
+                    await self.error(f"the server failed on this request: "
+                                     f"{type(e).__name__}: {e}")
         except WebSocketDisconnect:
             pass
         finally:
@@ -148,7 +161,7 @@ class Connection:
         await self.stop()
         try:
             session = await run_in_threadpool(
-                GameSession, msg.get("game"), msg.get("options") or {}, seat,
+                _new_session, msg.get("game"), msg.get("options") or {}, seat,
                 msg.get("agents", "rules"), msg.get("seed"))
         except (ValueError, TypeError) as e:
             raise ValueError(f"cannot start the game: {e}") from None
