@@ -501,7 +501,7 @@ def run_arena(game: str, agents, deals: int, seed: int = 0, options: Optional[di
     settings = run_settings(game, names, deals, seed, options, lineups, jobs)
     ppath = progress_path(out_dir, settings) if out_dir is not None else None
     saved = None
-    if resume:  # checked in full before anything is written
+    if resume and ppath is not None:  # checked in full before anything is written
         if not ppath.exists():
             others = "".join(f"; {p} is for other settings ({diff})"
                              for p, diff in other_progress(out_dir, settings))
@@ -512,7 +512,7 @@ def run_arena(game: str, agents, deals: int, seed: int = 0, options: Optional[di
                               -(-int(deals) // JOB_BLOCK) if jobs > 1 else None)
     if out_dir is not None:
         check_writable(out_dir)
-        if not resume and ppath.exists():
+        if not resume and ppath is not None and ppath.exists():
             print(f"cardenvs: {ppath} holds an unfinished arena of these settings (--resume "
                   f"continues it); starting again", file=sys.stderr, flush=True)
     cold = not kernels_cached(game, names)

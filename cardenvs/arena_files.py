@@ -20,7 +20,7 @@ import math
 import os
 import tempfile
 from pathlib import Path
-from typing import Optional, Sequence
+from typing import Any, Optional, Sequence
 
 import numpy as np
 
@@ -147,7 +147,7 @@ def _settings_diff(theirs: dict, mine: dict) -> str:
 def other_progress(out_dir, settings: dict) -> list[tuple[Path, str]]:
     """Progress files in ``out_dir`` of the same game and agents as ``settings`` but other
     settings: ``(path, what differs)`` for each (unreadable files are left out)."""
-    found = []
+    found: list[tuple[Path, str]] = []
     if not Path(out_dir).is_dir():
         return found
     mine = progress_path(out_dir, settings)
@@ -295,7 +295,8 @@ def write_results(res: dict, out_dir) -> tuple[Path, Optional[Path]]:
         import matplotlib
 
         matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
+        from matplotlib import pyplot
+        plt: Any = pyplot
     except ImportError:
         plt = None
     if plt is not None:

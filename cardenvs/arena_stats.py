@@ -21,11 +21,12 @@ import math
 from typing import Optional, Sequence
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 Z95 = 1.959963984540054
 
 
-def mean_ci(x: Sequence[float], z: float = Z95) -> tuple[float, float, float]:
+def mean_ci(x: ArrayLike, z: float = Z95) -> tuple[float, float, float]:
     """``(mean, low, high)``: the mean and its normal-approximation interval
     ``mean +- z * s / sqrt(n)`` with ``s`` the sample standard deviation (``ddof=1``).
 

@@ -104,6 +104,8 @@ the whole table.
 
 from __future__ import annotations
 
+from typing import cast
+
 from .core.aec import CardEnv, env_doc, env_function
 from .core.state import FIRST, LANDLORD, WINNER
 from .games.niangniang import PHASE_NAMES, Niangniang, obs_layout
@@ -115,7 +117,7 @@ class raw_env(CardEnv, game="niangniang"):
     PHASES = PHASE_NAMES
 
     def _extra_info(self, info: dict) -> None:
-        g: Niangniang = self.game
+        g = cast(Niangniang, self.game)
         s = self.state_vec
         info["phase"] = self.phase()
         info["niangniang"] = int(s[LANDLORD])
@@ -133,7 +135,7 @@ class raw_env(CardEnv, game="niangniang"):
 
     def _after_move(self) -> None:
         super()._after_move()
-        g = self.game
+        g = cast(Niangniang, self.game)
         if g.done(self.state_vec) and g.truncated(self.state_vec):
             for a in self.agents:  # a match stopped by max_hands is truncated, not terminated
                 self.terminations[a] = False

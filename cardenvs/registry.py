@@ -19,7 +19,10 @@ from __future__ import annotations
 
 import importlib
 from dataclasses import dataclass
-from typing import Any, Optional
+from typing import TYPE_CHECKING, Any, Optional
+
+if TYPE_CHECKING:
+    from .core.game import Game
 
 #: how the replay files rank the seats at the end of a deal (:attr:`GameSpec.places`)
 PLACES = ("solo", "winner", "last_places", "ranking")
@@ -81,7 +84,7 @@ class GameSpec:
         if self.places not in PLACES:
             raise ValueError(f"{self.name}: places={self.places!r} is not one of {PLACES}")
 
-    def make(self, **options):
+    def make(self, **options: Any) -> Game:
         """A new :class:`Game` of this game with ``options`` (use :func:`cardenvs.make_game`
         for the cached one).  An option the game does not have is a ``ValueError`` naming
         the game, its options and the closest name
@@ -101,15 +104,16 @@ class GameSpec:
         its constructor takes after :attr:`game_args`."""
         import inspect
 
-        cls = resolve(self.game_class) if cls is None else cls
-        if isinstance(getattr(cls, "OPTIONS", None), dict):
-            return tuple(cls.OPTIONS)
-        params = list(inspect.signature(cls.__init__).parameters.values())[1:]
+        game_class: Any = resolve(self.game_class) if cls is None else cls
+        if isinstance(getattr(game_class, "OPTIONS", None), dict):
+            return tuple(game_class.OPTIONS)
+        params = list(inspect.signature(game_class.__init__).parameters.values())[1:]
         return tuple(p.name for p in params[len(self.game_args):]
                      if p.kind in (p.KEYWORD_ONLY, p.POSITIONAL_OR_KEYWORD))
 
     @property
     def titles(self) -> Optional[tuple[str, str]]:
+        """The roles as the replay viewer shows them: :attr:`role_titles`, or else :attr:`roles`."""
         return self.role_titles or self.roles
 
 

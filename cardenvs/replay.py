@@ -191,8 +191,8 @@ def _moves(game, names: list[str], before: np.ndarray, after: np.ndarray) -> lis
         col = delta[:, r]
         if not col.any():
             continue
-        losses = [[z, -int(col[z])] for z in np.flatnonzero(col < 0)]
-        gains = [[z, int(col[z])] for z in np.flatnonzero(col > 0)]
+        losses = [[int(z), -int(col[z])] for z in np.flatnonzero(col < 0)]
+        gains = [[int(z), int(col[z])] for z in np.flatnonzero(col > 0)]
         li = 0
         for g in gains:
             while g[1] > 0:
@@ -381,7 +381,7 @@ def _header(game, options: dict, seed, rng_state, deal_seed: int, reset_options)
         "cardenvs": cardenvs.__version__, "options": _jsonable(options),
         "seed": seed, "rng_state": _jsonable(rng_state), "deal_seed": int(deal_seed),
         "reset_options": None if reset_options is None else _jsonable(reset_options),
-        "n_players": game.n_players, "roles": list(ROLE_NAMES.get(game.info.name, ())) or None,
+        "n_players": game.n_players, "roles": list(ROLE_NAMES.get(game.info.name) or ()) or None,
         "pile": PILE_NAMES[game.info.name], "ranks": game.deck.order,
     }
 
@@ -637,8 +637,8 @@ def verify(rep: dict, name: str = "replay", text: Optional[str] = None) -> dict:
     except (TypeError, ValueError) as e:
         raise ValueError(f"{where('reset_options')}: the custom deal is rejected: {e}") from None
     entries = rep["actions"]
-    for i, e in enumerate(entries):
-        if not isinstance(e, dict):
+    for i, entry in enumerate(entries):
+        if not isinstance(entry, dict):
             raise ValueError(f"{where('actions', i)}: an action must be an object with 'seat', "
                              f"'id' and 'action'")
     players = rep.get("players")

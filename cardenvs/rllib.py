@@ -98,13 +98,13 @@ class CardGameEnv(MultiAgentEnv):
         if isinstance(K, bool) or not isinstance(K, (int, np.integer)) or not 1 <= K <= g.n_actions:
             raise ValueError(f"max_legal must be an int in [1, {g.n_actions}], got {K!r}")
         self.K = int(K)
-        self.possible_agents = agent_names(g, self.agent_ids)
+        self.possible_agents = list(agent_names(g, self.agent_ids))
         self.agents = []
         obs_space = gym.spaces.Dict({
             "observations": gym.spaces.Box(0.0, 1.0, (g.layout.size,), np.float32),
             "legal": gym.spaces.Box(-1, g.n_actions - 1, (self.K,), np.int64),
         })
-        act_space = gym.spaces.Discrete(self.K)
+        act_space: gym.spaces.Discrete = gym.spaces.Discrete(self.K)
         self.observation_spaces = {a: obs_space for a in self.possible_agents}
         self.action_spaces = {a: act_space for a in self.possible_agents}
         self.state = g.new_state()
@@ -234,7 +234,7 @@ def module_ids(game: str, agent_ids: str = "role", **options: Any) -> list[str]:
     game starts with an auction)."""
     env = CardGameEnv({"game": game, "options": options, "agent_ids": agent_ids, "seed": 0})
     env.reset(seed=0)
-    ids = list(dict.fromkeys(role_of(a) for a in env.possible_agents))
+    ids = list(dict.fromkeys(role_of(str(a)) for a in env.possible_agents))
     from .core.state import LANDLORD
 
     if "bidder" in ids and int(env.state[LANDLORD]) >= 0:  # no auction (fixed roles)
@@ -248,10 +248,11 @@ try:
     from ray.rllib.core.rl_module.apis.value_function_api import ValueFunctionAPI
     from ray.rllib.core.rl_module.torch import TorchRLModule
     from ray.rllib.utils.torch_utils import FLOAT_MIN
+    _HAVE_TORCH = True
 except ImportError:  # pragma: no cover - torch missing
-    TorchRLModule = None
+    _HAVE_TORCH = False
 
-if TorchRLModule is not None:
+if _HAVE_TORCH:
     from .torch_policy import LegalActionNet, trim_legal_tensor
 
     class LegalActionRLModule(TorchRLModule, ValueFunctionAPI):
@@ -304,7 +305,7 @@ if TorchRLModule is not None:
         options = dict(options or {})
         register_envs([game])
         mods = module_ids(game, agent_ids, **options)
-        train = {"train_batch_size_per_learner": 2000, "minibatch_size": 250, "num_epochs": 4,
+        train: dict[str, Any] = {"train_batch_size_per_learner": 2000, "minibatch_size": 250, "num_epochs": 4,
                  "lr": 3e-4, "gamma": 1.0}
         train.update(training)
         return (

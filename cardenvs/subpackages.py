@@ -57,6 +57,7 @@ def import_subpackage(short: str) -> ModuleType:
             f"package ({folder.parent})", name=full)
     spec = importlib.util.spec_from_file_location(
         full, folder / "__init__.py", submodule_search_locations=[str(folder)])
+    assert spec is not None and spec.loader is not None  # a .py file always has a loader
     module = importlib.util.module_from_spec(spec)
     sys.modules[full] = module
     try:
@@ -93,6 +94,7 @@ class _AliasFinder(importlib.abc.MetaPathFinder, importlib.abc.Loader):
         return module
 
     def exec_module(self, module: ModuleType) -> None:
+        assert module.__spec__ is not None  # create_module's module, spec set by the import
         module.__spec__ = module.__spec__.loader_state  # give the module its own spec back
 
     def get_code(self, fullname: str):

@@ -34,7 +34,7 @@ numpy and live in :mod:`cardenvs.multiagent`.
 
 from __future__ import annotations
 
-from typing import Any, Optional, Union
+from typing import Any, Optional, Union, cast
 
 import numpy as np
 
@@ -82,6 +82,8 @@ class LegalActionNet(nn.Module):
     ``logits`` ``(B, W)`` with ``-inf`` at padded slots, ``value`` ``(B,)``.
     """
 
+    action_table: torch.Tensor  # a buffer: each action id's features (rows of the game's table)
+
     def __init__(self, game: Union[str, Any], hidden: int = 256,
                  game_options: Optional[dict] = None):
         super().__init__()
@@ -103,10 +105,12 @@ class LegalActionNet(nn.Module):
         self.act_net = _mlp([table.shape[1], H, H], last_act=False)
         self.score_net = nn.Sequential(nn.ReLU(), nn.Linear(H, H), nn.ReLU(), nn.Linear(H, 1))
         self.value_net = nn.Sequential(_mlp([self.obs_size, H, H], last_act=True), nn.Linear(H, 1))
+        score_out = cast(nn.Linear, self.score_net[-1])
+        value_out = cast(nn.Linear, self.value_net[-1])
         with torch.no_grad():  # near-uniform policy and small values at the start
-            self.score_net[-1].weight.mul_(0.01)
-            self.score_net[-1].bias.zero_()
-            self.value_net[-1].weight.mul_(0.1)
+            score_out.weight.mul_(0.01)
+            score_out.bias.zero_()
+            value_out.weight.mul_(0.1)
 
     def _check(self, obs: torch.Tensor, legal: torch.Tensor) -> torch.Tensor:
         if obs.dim() != 2 or obs.shape[1] != self.obs_size:
@@ -141,6 +145,7 @@ class LegalActionNet(nn.Module):
         return self.value_net(obs).squeeze(-1)
 
     def forward(self, obs: torch.Tensor, legal: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        """``(logits, value)``: :meth:`logits` and :meth:`value` of the batch."""
         return self.logits(obs, legal), self.value(obs)
 
     def distribution(self, obs: torch.Tensor, legal: torch.Tensor) -> torch.distributions.Categorical:

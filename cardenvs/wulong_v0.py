@@ -104,11 +104,13 @@ one (they are part of ``others``):
 
 from __future__ import annotations
 
+from typing import cast
+
 from .core.aec import CardEnv, env_doc, env_function
 from .core.infocode import Named, named_codes
 from .core.state import LAST_ROW, WINNER
 from .games.wulong import (
-    A_DEALER, A_LEADER, A_LOSER, PHASE_NAMES, STATUS_NAMES, X_STATUS, obs_layout,
+    A_DEALER, A_LEADER, A_LOSER, PHASE_NAMES, STATUS_NAMES, X_STATUS, Wulong, obs_layout,
 )
 
 
@@ -122,7 +124,7 @@ class raw_env(CardEnv, game="wulong"):
 
     def _extra_info(self, info: dict) -> None:
         s = self.state_vec
-        g = self.game
+        g = cast(Wulong, self.game)
         info["phase"] = self.phase()
         info["dealer"] = int(s[A_DEALER])
         info["leader"] = int(s[A_LEADER])

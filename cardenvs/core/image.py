@@ -159,11 +159,12 @@ def draw_text(img: np.ndarray, x: int, y: int, text: str, color, scale: int = 2,
     return x
 
 
-def parse_cards(cards: str) -> list:
+def parse_cards(cards: str) -> list[tuple[str, str, bool]]:
     """The cards of a card string as ``(rank, stand_in, gap)`` triples: ``stand_in`` is the
     rank a joker plays as (``"R[6]"``) or ``""``, ``gap`` True for a card after a ``+``
     (``"555+3"``: body, then kickers).  Other characters are skipped."""
-    out, gap, i = [], False, 0
+    out: list[tuple[str, str, bool]] = []
+    gap, i = False, 0
     while i < len(cards):
         c = cards[i]
         if c == "+":

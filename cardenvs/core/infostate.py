@@ -53,13 +53,16 @@ positive probability).  Pass both as ``Constraint(exclude=..., accept=...)``.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Callable, Mapping, Optional, Sequence, Union
+from typing import TYPE_CHECKING, Callable, Iterable, Mapping, Optional, Sequence, Union
 
 import numpy as np
 from numba import njit
 
 from .kernels import rng_below, rng_next
 from .state import CUR, PHASE, P_DONE, RNG, hand_off, played_off
+
+if TYPE_CHECKING:
+    from .game import Game
 
 ALL = (1 << 16) - 1  # every rank slot
 
@@ -325,13 +328,14 @@ class InfoState:
 
     @property
     def hand_counts(self) -> np.ndarray:
+        """The seat's own hand as counts, one per rank slot (a copy)."""
         return self._counts(hand_off(self.seat))
 
     @property
     def hands(self) -> list[Optional[str]]:
         """Every seat's hand as far as the seat knows it: a card string for its own and every
         known hand (declared, failed, empty), ``None`` for a hand it cannot see."""
-        out = []
+        out: list[Optional[str]] = []
         for q in range(self.n_players):
             if q in self._hidden_hands:
                 out.append(None)
@@ -497,7 +501,8 @@ def _laminar(masks: list[int]) -> bool:
     return True
 
 
-def compile_hidden(game, state: np.ndarray, decl: Hidden, exclude: Mapping[int, str] = ()
+def compile_hidden(game: Game, state: np.ndarray, decl: Hidden,
+                   exclude: Union[Mapping[int, str], Iterable[tuple[int, str]]] = ()
                    ) -> np.ndarray:
     """The integer program of a declaration (pool, then ops) for :func:`_sample`.
 
@@ -563,9 +568,9 @@ def compile_hidden(game, state: np.ndarray, decl: Hidden, exclude: Mapping[int, 
                 body += [sign, off]
         else:  # pragma: no cover - declaration error
             raise TypeError(f"unknown record {r!r}")
-    for m in decl.markers:
-        body += [OP_MARKER, m.slot, m.rank, len(m.places)]
-        for code, offs in m.places:
+    for marker in decl.markers:
+        body += [OP_MARKER, marker.slot, marker.rank, len(marker.places)]
+        for code, offs in marker.places:
             body += [code, len(offs)] + list(offs)
     for c in decl.checks:
         if isinstance(c, NotOnly):
@@ -1131,7 +1136,7 @@ class Determinizer:
         head = (f"cannot determinize the {g.info.name} state for seat {self.seat}: no "
                 f"{MAX_TRIES:,} draws of the cards it has not seen met ")
         if rejected is not None and any(rejected.values()):
-            worst = max(rejected, key=rejected.get)
+            worst = max(rejected, key=lambda name: rejected[name])
             what = {
                 "passes": f"the logged passes of seats {self.passes.hidden if self.passes else []}"
                           f" (a seat that passed held no play that beat; "
@@ -1177,6 +1182,7 @@ class Determinizer:
         items += list(self.decl.checks)
         probe = np.empty((1, self.state.shape[0]), np.int64)
         for item in items:
+            exclude: Mapping[int, str]
             if isinstance(item, tuple):
                 exclude = {q: c for q, c in dict(self.constraint.exclude).items() if q != item[1]}
                 decl = self.decl
@@ -1255,7 +1261,7 @@ def determinize_benchmark(game_or_env, n_positions: int = 50, n_samples: int = 2
     rng = np.random.default_rng(seed)
     s = game.new_state()
     buf = np.empty(game.n_actions + 1, np.int64)
-    pos = []
+    pos: list[tuple[np.ndarray, int]] = []
     while len(pos) < n_positions:
         game.reset(s, int(rng.integers(2**62)))
         k_stop = int(rng.integers(1, 200))

@@ -1706,7 +1706,7 @@ def policy_params(game) -> np.ndarray:
     pp = np.zeros(PP_KINDS + 4 * A, np.int64)
     fam = tab.family
     counts = tab.counts
-    wild = tuple(getattr(game, "wild_slots", None) or
+    wild = tuple(getattr(game, "wild_slots", ()) or
                  (getattr(game, "joker_slots", ()) if hasattr(game, "wild") else ()))
     nat = R - len(wild)
 
@@ -1735,7 +1735,7 @@ def policy_params(game) -> np.ndarray:
     pp[PP_NA] = A
     pp[PP_STATE] = int(game.state_size)
     chains = np.flatnonzero(np.isin(fam, (STRAIGHT, PAIR_CHAIN, AIRPLANE)))
-    chain_ranks = np.flatnonzero(counts[chains, :R].sum(0) > 0) if chains.size else []
+    chain_ranks = np.flatnonzero(counts[chains, :R].sum(0) > 0) if chains.size else np.zeros(0)
     pp[PP_CTRLFROM] = int(max(chain_ranks)) + 1 if len(chain_ranks) else R
     bombs = [int(counts[t, :R].max()) for t in np.flatnonzero((fam == BOMB) & (tab.power > 0))
              if int((counts[t, :R] > 0).sum()) == 1]

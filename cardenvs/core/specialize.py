@@ -198,7 +198,7 @@ def _source(template, kernels: dict, fingerprint: str, funcs: list) -> Optional[
             if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Name)):
                 continue
             callee = getattr(module.get(node.func.id), "py_func", None)
-            if callee not in bound:
+            if callee is None or callee not in bound:
                 continue
             params = list(inspect.signature(callee).parameters)
             for i in sorted((params.index(k) for k in _kernel_params(callee)), reverse=True):
@@ -290,13 +290,14 @@ def specialize(template, game, label: str) -> Optional[Specialized]:
     except OSError:
         return None
     modname = f"_cardenvs_specialized_{stem}"
-    module = sys.modules.get(modname)
-    if module is None:
+    loaded = sys.modules.get(modname)
+    if loaded is None:
         loader_spec = importlib.util.spec_from_file_location(modname, path)
-        module = importlib.util.module_from_spec(loader_spec)
-        sys.modules[modname] = module
-        loader_spec.loader.exec_module(module)
-    spec = Specialized(getattr(module, template.py_func.__name__),
+        assert loader_spec is not None and loader_spec.loader is not None  # a .py file
+        loaded = importlib.util.module_from_spec(loader_spec)
+        sys.modules[modname] = loaded
+        loader_spec.loader.exec_module(loaded)
+    spec = Specialized(getattr(loaded, template.py_func.__name__),
                        tuple(p not in kernels for p in params), label)
     _SPECS[key] = spec
     return spec

@@ -328,9 +328,9 @@ def row_bits(lo: np.ndarray, hi: np.ndarray, ncards: np.ndarray, g_lo: Sequence[
             slots = [bit for bit in range(64) if (used[part] >> bit) & 1]
             base = 0 if part == 0 else bin(used[0]).count("1")
             for j, x in enumerate(add[part]):
-                got = sum(1 << bit for i, bit in enumerate(slots)
+                row = sum(1 << bit for i, bit in enumerate(slots)
                           if (words[(base + i) * W + j // 64] >> (j % 64)) & 1)
-                if got != x:
+                if row != x:
                     raise AssertionError(f"row-bit index of group {g}: row {a + j} differs")
         signed = [v - (1 << 64) if v >= 1 << 63 else v for v in (R, W, *used, c0, nc, *words)]
         g_bits[g] = size

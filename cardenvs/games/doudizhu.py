@@ -20,6 +20,7 @@ Rules-variant statement (defaults first):
 
 from __future__ import annotations
 
+from typing import Any
 
 import numpy as np
 from numba import njit
@@ -341,8 +342,9 @@ class DouDizhu(Game):
         check_choice("preset", preset, PRESETS if n_players == 3 else ("seed",))
         check_int("max_redeals", max_redeals, 0, 10**6)
         check_bool("spring", spring)
-        self.options = dict(auction=auction, all_pass=all_pass, max_redeals=int(max_redeals),
-                            spring=bool(spring), reward=reward, preset=preset)
+        self.options: dict[str, Any] = dict(
+            auction=auction, all_pass=all_pass, max_redeals=int(max_redeals),
+            spring=bool(spring), reward=reward, preset=preset)
         name = "doudizhu" if n_players == 3 else "doudizhu4"
         self.info = GameInfo(
             name=name,

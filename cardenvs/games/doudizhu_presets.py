@@ -63,8 +63,9 @@ Rank indices are this game's order ``3 4 5 6 7 8 9 T J Q K A 2 B R`` (0..14).
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import replace
-from typing import Optional, Union
+from typing import Literal, Optional, Union
 
 from ..core.cards import NSLOT
 from ..core.combos import (
@@ -145,7 +146,7 @@ def _consecutive(ranks: list[int]) -> bool:
     return all(b == a + 1 and b <= _ACE for a, b in zip(ranks, ranks[1:]))
 
 
-def douzero_reading(counts) -> Union[bool, tuple[int, int, int]]:
+def douzero_reading(counts: Iterable[int]) -> Union[Literal[False], tuple[int, int, int]]:
     """DouZero's detector reading of a card set as ``(family, length, key)``, or ``False``.
 
     ``key`` is in this module's convention (rank indices; chains by their highest rank; the

@@ -76,7 +76,7 @@ plays are ``PLAYED - jokers + stood-for``.
 
 from __future__ import annotations
 
-from typing import Optional
+from typing import Any, Optional
 
 import numpy as np
 from numba import njit
@@ -945,12 +945,12 @@ class Niangniang(Game):
         check_choice("reward", reward, ("score", "win_loss"))
         check_bool("allow_trio_single", allow_trio_single)
         check_int("min_pair_chain", min_pair_chain, 2, 5)
-        self.options = dict(rank_order=rank_order, first_niangniang=first_niangniang,
-                            joker_wild_scope=joker_wild_scope, scoring=scoring,
-                            huozi_scope=huozi_scope, huozi_when=huozi_when, match=bool(match),
-                            target_score=int(target_score), max_hands=int(max_hands),
-                            reward=reward, allow_trio_single=bool(allow_trio_single),
-                            min_pair_chain=int(min_pair_chain))
+        self.options: dict[str, Any] = dict(
+            rank_order=rank_order, first_niangniang=first_niangniang,
+            joker_wild_scope=joker_wild_scope, scoring=scoring, huozi_scope=huozi_scope,
+            huozi_when=huozi_when, match=bool(match), target_score=int(target_score),
+            max_hands=int(max_hands), reward=reward, allow_trio_single=bool(allow_trio_single),
+            min_pair_chain=int(min_pair_chain))
         zero_sum = scoring == "zero_sum" and huozi_when == "never" and reward == "score"
         self.info = GameInfo(
             name="niangniang", title="Da Niangniang", n_players=NP, deck_size=NCARDS,
@@ -1446,8 +1446,9 @@ class Niangniang(Game):
         acts = []
         for j in range(max(0, m - N_REC), m):
             b = X_REC + 4 * (j % N_REC)
-            row = int(s[b + 1])
-            txt = "pass" if row < 0 else self.play_string(s, row, int(s[b + 2]), int(s[b + 3]))
+            rec_row = int(s[b + 1])
+            txt = ("pass" if rec_row < 0
+                   else self.play_string(s, rec_row, int(s[b + 2]), int(s[b + 3])))
             acts.append((int(s[b]), txt))
         lines += recent_line(acts[-6:])
         if done:

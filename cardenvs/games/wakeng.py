@@ -734,6 +734,7 @@ class Wakeng(Game):
         if taken and is_open:
             h.visible["open_hand"] = DEALT
         others = [q for q in range(NP) if q != seat]
+        places: list[tuple[int, tuple[int, ...]]]  # (seat or location, state offsets)
         if not taken:
             h.piles.append(Pile("kitty", ko, KITTY))
             places = [(q, (hand_off(q),)) for q in others] + [(LOC_KITTY, (ko,))]

@@ -87,6 +87,7 @@ from dataclasses import replace
 from typing import Optional, Sequence
 
 import numpy as np
+from numpy.typing import ArrayLike
 from numba import njit
 
 from ..core.cards import SUITS, Deck
@@ -329,7 +330,7 @@ def _lookups(table: Table) -> np.ndarray:
     """The lookup array of :func:`gen_rows` for a play table (checked against the table)."""
     plays = table.plays
     lk = np.full(LK_KG, -1, np.int64)
-    lists = {SINGLE: [], PAIR: [], TRIO: []}
+    lists: dict[int, list[tuple[int, int]]] = {SINGLE: [], PAIR: [], TRIO: []}  # (row, rank)
     tp_groups: dict[int, list[int]] = {}
     ap_groups: dict[tuple[int, int], list[int]] = {}
     for t, p in enumerate(plays):
@@ -351,11 +352,11 @@ def _lookups(table: Table) -> np.ndarray:
         else:
             raise AssertionError(f"unexpected family {FAMILY_NAMES[p.family]}")
     for fam, off, size in ((SINGLE, LK_SGL, 15), (PAIR, LK_PAIR, 15), (TRIO, LK_TRIO, 13)):
-        rows = lists[fam]
-        if len(rows) > size or [r for r, _ in rows] != sorted(r for r, _ in rows):
+        ranked = lists[fam]
+        if len(ranked) > size or [r for r, _ in ranked] != sorted(r for r, _ in ranked):
             raise AssertionError("unexpected single/pair/trio rows")
-        lk[off] = len(rows)
-        for i, (row, rank) in enumerate(rows):
+        lk[off] = len(ranked)
+        for i, (row, rank) in enumerate(ranked):
             lk[off + 1 + 2 * i], lk[off + 2 + 2 * i] = row, rank
     kg: list[int] = []
 
@@ -373,8 +374,8 @@ def _lookups(table: Table) -> np.ndarray:
     km = np.zeros(len(plays), np.int64)
     for t, p in enumerate(plays):
         if p.family in (TRIO_PAIR, AIRPLANE_PAIRS):
-            for r in np.flatnonzero(np.array(p.counts) - np.array(p.body)):
-                km[t] |= 1 << int(r)
+            for kicker in np.flatnonzero(np.array(p.counts) - np.array(p.body)):
+                km[t] |= 1 << int(kicker)
     lk[LK_KMOFF] = LK_KG + len(kg)
     return np.concatenate([lk, np.array(kg, np.int64), km])
 
@@ -1353,7 +1354,7 @@ class Wulong(Game):
         (the bracket notation of :func:`cardenvs.core.wild.parse_wild`)."""
         return parse_wild(text, self.deck, self.joker_slots, self.wild_slots).text
 
-    def realisation_string(self, row: int, kb: Sequence[int], kr: Sequence[int]) -> str:
+    def realisation_string(self, row: int, kb: ArrayLike, kr: ArrayLike) -> str:
         """A play with its jokers: naturals and stand-ins in rank order (``"45R[6]78"``), the
         jokers that are themselves last (``"444RR"``); :func:`cardenvs.core.wild.format_wild`."""
         st = np.zeros((16, 16), np.int64)
