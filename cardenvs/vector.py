@@ -526,6 +526,9 @@ class VectorGame:
         auto_reset: restart finished games at once (default) or leave them finished.
         keep_final: keep each finished game's state (and observation) in ``final_states`` /
             ``final_obs`` on the step that finishes it.
+        actions: ``"flat"`` (default) or ``"compact"`` (a
+            :class:`cardenvs.compact_vector.CompactVectorGame`: bodies and kickers decided one
+            at a time).
         **options: the game's options (with a registry name).
 
     Example::
@@ -537,9 +540,21 @@ class VectorGame:
             finished = vg.done.nonzero()[0]; paid = vg.rewards[finished]
     """
 
+    def __new__(cls, game: Union[str, Any] = None, n: int = 1, *, actions: str = "flat",
+                **kwargs: Any):
+        """``actions="compact"`` makes a :class:`cardenvs.compact_vector.CompactVectorGame`
+        (the compact action space of :mod:`cardenvs.core.compact`, the same outputs)."""
+        from .core.compact import check_actions
+
+        if check_actions(actions) == "compact":
+            from .compact_vector import CompactVectorGame
+
+            return CompactVectorGame(game, n, **kwargs)
+        return super().__new__(cls)
+
     def __init__(self, game: Union[str, Any], n: int, *, observe: bool = True,
                  masks: bool = False, max_legal: Optional[int] = None, auto_reset: bool = True,
-                 keep_final: bool = False, **options: Any):
+                 keep_final: bool = False, actions: str = "flat", **options: Any):
         self.game = _as_game(game, options)
         self._spec = (self.game.info.name, dict(getattr(self.game, "options", {})))
         self.n = _check_count("n", n, 1)
@@ -857,7 +872,8 @@ class VectorGame:
         The rows are validated first, all at once (:meth:`cardenvs.core.game.Game.check_states`:
         the first bad row is the ``ValueError`` / ``TypeError`` of
         :meth:`~cardenvs.core.game.Game.check_state`, naming the row and its slot, and nothing
-        is loaded); then seat,
+        is loaded; a game not over whose seat to move has no legal action is such a row,
+        refused before the batch changes); then seat,
         legal ids, their count, observation and mask are recomputed from the state, and the
         slots' ``rewards`` / ``done`` are cleared.  A finished state loads as a finished slot
         (``seat == -1``).  The slots keep their deal-seed generators (a batch never reset

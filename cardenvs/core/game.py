@@ -31,7 +31,7 @@ from .state import (
     kitty_off, log_off, played_off, state_size,
 )
 from .table import Table
-from .validate import CardRegion, StateField, StateSpec
+from .validate import CardRegion, StateField, StateSpec, check_can_move
 
 _I64 = np.dtype(np.int64)
 _F32 = np.dtype(np.float32)
@@ -258,7 +258,9 @@ class Game:
         wrong length, a state of another game or option set (the fingerprint in its last
         entry), and any field out of range, naming it (``"wakeng state field CUR =
         1000000000 out of range [0, 2]"``): card counts, card conservation against the
-        deck, log entries, and each game's own fields (:meth:`state_fields`).
+        deck, log entries, each game's own fields (:meth:`state_fields`), and, in a game that
+        is not over, a legal action for the seat to move
+        (:func:`cardenvs.core.validate.check_can_move`).
         """
         name = self.info.name
         if not isinstance(state, np.ndarray):
@@ -287,6 +289,7 @@ class Game:
         code = spec.scan(s)
         if code:
             raise ValueError(spec.describe(s, code, name))
+        check_can_move(self, s)
         return s
 
     def check_states(self, states, slots=None) -> np.ndarray:
@@ -301,7 +304,8 @@ class Game:
         when it already is one, else a contiguous copy).
 
         The checks run over all rows at once (the fingerprints compared as one array, the
-        rest in one compiled pass); the first bad row ``j`` raises exactly the
+        field checks in one compiled pass, the legal action of each unfinished game's seat to
+        move in another); the first bad row ``j`` raises exactly the
         ``TypeError`` / ``ValueError`` that :meth:`check_state` raises for it, its message
         prefixed ``"states[j]: "`` (``"states[j] (for slot k): "`` with ``slots``).
         """
@@ -325,6 +329,8 @@ class Game:
             r, _ = self.state_spec().scan_rows(s[:bad])
             if r >= 0:
                 bad = r
+            # the rows before the first bad one: a move to make (one compiled pass)
+            check_can_move(self, s[:bad], None if slots is None else slots[:bad])
         if bad == m:
             return s
         try:

@@ -17,7 +17,10 @@ checked first, by one compiled pass over the vector driven by data:
 * orderings between fields (``s[a] <= s[b]``, maybe only while a field is in a range), e.g.
   ``PLAY_START <= NLOG``, or "the seat to move is the digger while he buries" (two of them);
 * the fingerprint of the game and option set (the state's last entry, see
-  :mod:`cardenvs.core.state`).
+  :mod:`cardenvs.core.state`);
+* a move to make (:func:`check_can_move`): in a game that is not over, the seat to move has a
+  legal action (the game's own ``legal`` kernel), so a loaded state never leaves an env stuck
+  or a :class:`cardenvs.vector.VectorGame` slot without a move.
 
 A failure is a ``ValueError`` naming the field, its value and what was expected.
 """
@@ -32,7 +35,7 @@ import numpy as np
 from numba import njit
 
 from .kernels import cttz
-from .state import MAXLOG
+from .state import CUR, MAXLOG, PHASE, P_DONE, hand_off
 
 I64_MIN, I64_MAX = -(2**63), 2**63 - 1
 
@@ -243,3 +246,59 @@ def _scan_rows(states, lo, hi, cond, n_cond, regions, deck, cards_when, n, log_o
         if code:
             return r, code
     return -1, 0
+
+
+# -- a move to make --------------------------------------------------------------------------------
+
+
+@njit
+def _stuck_row(k_legal, states, tab, opts, out):
+    """The first row of ``states`` whose game is not over and whose seat to move has no legal
+    action (``k_legal`` finds none), or -1 (a template of :mod:`cardenvs.core.specialize`)."""
+    for i in range(states.shape[0]):
+        s = states[i]
+        if s[PHASE] != P_DONE and k_legal(s, tab, opts, out) <= 0:
+            return i
+    return -1
+
+
+def check_can_move(game, states: np.ndarray, slots=None) -> None:
+    """Raise ``ValueError`` when a state of ``game`` is not over but leaves the seat to move
+    no legal action (e.g. his hand moved to his played pile): the env would be stuck, a
+    :class:`cardenvs.vector.VectorGame` slot could not be derived.
+
+    Args:
+        game: the :class:`cardenvs.core.game.Game` the states belong to.
+        states: one state vector (1-D) or one per row (2-D), C-contiguous ``int64``, already
+            through the field checks of :class:`StateSpec` (so the seat and the play-table
+            rows it holds are in range).
+        slots: optional labels of the rows, named in the message as
+            :meth:`~cardenvs.core.game.Game.check_states` names them.
+
+    One state is checked with :meth:`Game.legal <cardenvs.core.game.Game.legal>`; a batch in
+    one compiled pass of the game's ``legal`` kernel (:func:`cardenvs.core.specialize.run`).
+    Nothing is written to ``states``.
+    """
+    if not states.flags.writeable:  # the kernels' signatures take writeable arrays
+        states = states.copy()
+    out = np.empty(game.n_actions, np.int64)
+    if states.ndim == 1:
+        if states[PHASE] == P_DONE or game.legal(states, out) > 0:
+            return
+        raise ValueError(_stuck_message(game, states))
+    from .specialize import run
+
+    row = int(run(_stuck_row, game, f"the state checks for {game.info.name}", game.k_legal,
+                  states, game.tab, game.opts, out))
+    if row < 0:
+        return
+    where = f"states[{row}]" if slots is None else f"states[{row}] (for slot {int(slots[row])})"
+    raise ValueError(f"{where}: {_stuck_message(game, states[row])}")
+
+
+def _stuck_message(game, s: np.ndarray) -> str:
+    seat = int(s[CUR])
+    held = int(s[hand_off(seat):hand_off(seat) + 16].sum())
+    return (f"{game.info.name} state: the game is not over (PHASE = {int(s[PHASE])}) but seat "
+            f"{seat}, to move, has no legal action (holding {held} cards); a state must leave "
+            f"the seat to move a legal action until the game is over")
