@@ -431,3 +431,53 @@ def test_new_process_loads_the_search_kernels_from_the_cache():
     n, hits, misses = map(int, out.stdout.split())
     assert n >= 4 and hits == n and misses == 0, out.stdout
     assert "cardenvs: compiling" not in out.stderr
+
+
+def test_specialize_is_thread_safe(monkeypatch):
+    """Threads that ask for the same kernel set at once get one module, fully imported (the web
+    server's sessions start agents in worker threads; a thread used to find the module in
+    sys.modules half-executed and fail with an AttributeError)."""
+    import threading
+
+    from cardenvs.core import specialize as sp
+    from cardenvs.vector import _engine
+
+    game = cardenvs.make_game("wakeng")
+    first = sp.specialize(_engine, game, "test")
+    assert first is not None
+    key = next(k for k, v in sp._SPECS.items() if v is first)
+    monkeypatch.delitem(sp._SPECS, key)
+    modname = first.dispatcher.py_func.__module__
+    monkeypatch.delitem(sys.modules, modname)
+    real_spec = sp.importlib.util.spec_from_file_location
+
+    def slow_spec(*args, **kwargs):  # widen the window between sys.modules and the module's run
+        import time
+
+        spec = real_spec(*args, **kwargs)
+        run = spec.loader.exec_module
+
+        def exec_module(module):
+            time.sleep(0.2)
+            run(module)
+
+        spec.loader.exec_module = exec_module
+        return spec
+
+    monkeypatch.setattr(sp.importlib.util, "spec_from_file_location", slow_spec)
+    got, errors = [], []
+
+    def ask():
+        try:
+            got.append(sp.specialize(_engine, game, "test"))
+        except Exception as e:  # noqa: BLE001 - the test reports any failure
+            errors.append(e)
+
+    threads = [threading.Thread(target=ask) for _ in range(6)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors, errors
+    assert len(got) == 6 and all(g is got[0] for g in got)
+    assert hasattr(got[0].dispatcher, "py_func")

@@ -39,12 +39,16 @@ import inspect
 import os
 import sys
 import textwrap
+import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Optional
+from typing import TYPE_CHECKING, Any, Optional
 
 import numba
+
+if TYPE_CHECKING:
+    from .game import Game
 
 _PACKAGE = Path(__file__).resolve().parent.parent  # cardenvs/
 _SPECS: dict = {}
@@ -242,7 +246,7 @@ def _source(template, kernels: dict, fingerprint: str, funcs: list) -> Optional[
     return "\n".join(lines)
 
 
-def specialize(template, game, label: str) -> Optional[Specialized]:
+def specialize(template: Any, game: Game, label: str) -> Optional[Specialized]:
     """The cached copy of ``template`` (an ``njit`` function whose ``k_*`` parameters take
     ``game``'s kernels of the same name) for ``game``, or ``None`` when ``game``'s kernels
     cannot be imported by name (then call ``template`` itself)."""
@@ -259,6 +263,16 @@ def specialize(template, game, label: str) -> Optional[Specialized]:
     spec = _SPECS.get(key)
     if spec is not None:
         return spec
+    with _LOCK:  # one thread writes and imports a module; the others wait and reuse it
+        spec = _SPECS.get(key)
+        if spec is None:
+            spec = _specialize(template, kernels, params, key, label)
+        return spec
+
+
+def _specialize(template: Any, kernels: dict, params: list, key: tuple,
+                label: str) -> Optional[Specialized]:
+    """:func:`specialize`'s work for a kernel set not made yet in this process."""
     # the template's own source and the values of the globals it reads (not its whole
     # module: editing the rest of cardenvs/vector.py does not recompile the engines)
     funcs = _bound_functions(template, kernels)
@@ -303,6 +317,7 @@ def specialize(template, game, label: str) -> Optional[Specialized]:
     return spec
 
 
+_LOCK = threading.RLock()
 _KERNEL_PARAMS: dict = {}  # template -> its k_* parameter names
 _RUN: dict = {}  # (template, kernels) -> Specialized or None
 _MISSING = object()
