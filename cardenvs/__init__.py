@@ -17,8 +17,6 @@ tells what a seat knows and ``cardenvs.determinize`` samples a full state consis
 (for search).
 """
 
-from __future__ import annotations
-
 from .api import GAMES, game_info, legal_moves, make_game
 from .core.infostate import (
     Constraint, Determinizer, InfoState, determinize, determinize_batch, infostate,

@@ -51,7 +51,8 @@ import os
 import sys
 import time
 from pathlib import Path
-from typing import NamedTuple, Optional, Sequence
+from types import ModuleType
+from typing import IO, TYPE_CHECKING, Any, ContextManager, NamedTuple, Optional, Sequence, Union
 
 import numpy as np
 
@@ -71,6 +72,9 @@ from .arena_stats import (  # noqa: F401
 from .core.compile_notice import announce, kernels_cached  # noqa: F401 (kernels_cached: API)
 from .registry import REGISTRY
 from .wrappers import policy_info
+
+if TYPE_CHECKING:
+    from pettingzoo import AECEnv
 
 #: role names of the one-against-the-rest games: (solo, others), from the registry
 ROLE_NAMES = {name: s.roles for name, s in REGISTRY.items() if s.roles}
@@ -105,7 +109,7 @@ def solo_lineups(k: int, n: int, solo: int) -> list[tuple[int, ...]]:
 # -- agents -------------------------------------------------------------------------------------------
 
 
-def import_agents():
+def import_agents() -> ModuleType:
     """The baseline agents package, ``cardenvs.agents``: installed inside ``cardenvs`` (a
     wheel, or an editable install mapping it to a checkout's ``agents/`` folder), or, from a
     checkout that is not installed, that folder loaded under the same name
@@ -121,13 +125,13 @@ def import_agents():
         raise ValueError(f"the baseline agents are not installed ({e})") from None
 
 
-def agents_module(name: str):
+def agents_module(name: str) -> ModuleType:
     """A module of the baseline agents package (``"trained"`` -> ``cardenvs.agents.trained``,
     see :func:`import_agents`)."""
     return importlib.import_module(f"{import_agents().__name__}.{name}")
 
 
-def parse_agents(spec) -> list[str]:
+def parse_agents(spec: Union[str, Sequence[str]]) -> list[str]:
     """``"rules,random"`` or a list -> agent names (at least two); a spec's keywords stay
     with it (``"search:rollouts=1200,epsilon=0.1,rules"``: two agents, ``split_agents``)."""
     if isinstance(spec, str):
@@ -159,7 +163,8 @@ def merge_options(game: str, names: Sequence[str], options: Optional[dict]) -> d
     return opts
 
 
-def env_for_agents(game: str, names: Sequence[str], options: Optional[dict]):
+def env_for_agents(game: str, names: Sequence[str], options: Optional[dict]
+                   ) -> tuple[AECEnv, dict]:
     """``(env, options)``: the AEC env (``illegal="raise"``) with the options the agents need;
     ``ValueError`` naming the agent when one cannot play the game."""
     mod = import_agents()
@@ -180,7 +185,7 @@ def env_for_agents(game: str, names: Sequence[str], options: Optional[dict]):
 # -- playing ------------------------------------------------------------------------------------------
 
 
-def _env(game: str, options: dict):
+def _env(game: str, options: dict) -> AECEnv:
     import cardenvs
 
     if game not in cardenvs.GAMES:
@@ -189,7 +194,8 @@ def _env(game: str, options: dict):
     return mod.env(illegal="raise", **options)
 
 
-def play_deal(env, deal_seed: int, lineup: Sequence, solo_slot: Optional[int] = None):
+def play_deal(env: AECEnv, deal_seed: int, lineup: Sequence[Any], solo_slot: Optional[int] = None
+              ) -> tuple[np.ndarray, int, int]:
     """Play one deal with ``lineup[seat]`` acting for each seat.
 
     Returns ``(rewards per seat, solo seat or -1, number of decisions)``; the rewards are the
@@ -395,7 +401,7 @@ class ArenaInterrupted(Exception):
     it got and where the progress was saved."""
 
 
-def one_blas_thread():
+def one_blas_thread() -> ContextManager[Any]:
     """A context in which numpy's BLAS uses one thread (``threadpoolctl``; a no-op without
     it).  The agents' networks multiply small matrices, one position at a time: on a busy
     machine a multi-threaded BLAS spends far longer waking its threads than multiplying
@@ -442,9 +448,10 @@ def run_settings(game: str, agents: Sequence[str], deals: int, seed: int,
     return settings
 
 
-def run_arena(game: str, agents, deals: int, seed: int = 0, options: Optional[dict] = None,
-              lineups: str = "auto", progress: bool = True, out_dir=None, resume: bool = False,
-              save_seconds: float = 30.0, save_replays=None,
+def run_arena(game: str, agents: Union[str, Sequence[str]], deals: int, seed: int = 0,
+              options: Optional[dict] = None, lineups: str = "auto", progress: bool = True,
+              out_dir: Union[str, os.PathLike, None] = None, resume: bool = False,
+              save_seconds: float = 30.0, save_replays: Union[str, os.PathLike, None] = None,
               save_replays_top: Optional[int] = None, jobs: int = 1) -> dict:
     """Play ``deals`` duplicate deals of ``game`` between ``agents``; return the results dict.
 
@@ -501,7 +508,8 @@ def run_arena(game: str, agents, deals: int, seed: int = 0, options: Optional[di
     settings = run_settings(game, names, deals, seed, options, lineups, jobs)
     ppath = progress_path(out_dir, settings) if out_dir is not None else None
     saved = None
-    if resume and ppath is not None:  # checked in full before anything is written
+    if resume:  # checked in full before anything is written
+        assert out_dir is not None and ppath is not None  # resume needs out_dir (above)
         if not ppath.exists():
             others = "".join(f"; {p} is for other settings ({diff})"
                              for p, diff in other_progress(out_dir, settings))
@@ -643,7 +651,7 @@ def run_arena(game: str, agents, deals: int, seed: int = 0, options: Optional[di
         if bar is not None:
             bar.close()
 
-    res = {
+    res: dict[str, Any] = {
         "game": game, "options": opts, "agents": labels, "deals": int(deals), "seed": int(seed),
         "settings": settings, "lineup_mode": mode, "lineups": [[labels[a] for a in lu] for lu in plan],
         "void_deals": int(void), "decisions": int(decisions),
@@ -675,8 +683,8 @@ def run_arena(game: str, agents, deals: int, seed: int = 0, options: Optional[di
 
 
 def main_arena(game: str, agents: str, deals: int, seed: int, options: dict, out: Optional[str],
-               lineups: str = "auto", progress: bool = True, stream=None,
-               resume: bool = False, save_replays=None,
+               lineups: str = "auto", progress: bool = True, stream: Optional[IO[str]] = None,
+               resume: bool = False, save_replays: Union[str, os.PathLike, None] = None,
                save_replays_top: Optional[int] = None, jobs: int = 1) -> dict:
     """What ``cardenvs arena`` does: check ``out`` is writable, run (saving progress to
     ``out``; ``resume`` continues it), print the table, write JSON and PNG atomically."""

@@ -20,12 +20,16 @@ import math
 import os
 import tempfile
 from pathlib import Path
-from typing import Any, Optional, Sequence
+from typing import Any, Optional, Sequence, Union
 
 import numpy as np
 
 #: the longest agents part of a file name (the hash tells longer lists apart)
 _MAX_AGENTS_CHARS = 100
+
+
+#: a file or folder path: a string or an ``os.PathLike`` (``pathlib.Path``)
+StrPath = Union[str, os.PathLike]
 
 
 def labels_of(names: Sequence[str]) -> list[str]:
@@ -63,7 +67,7 @@ def _new_file_mode() -> int:
     return 0o666 & ~mask
 
 
-def write_atomic(path, data) -> Path:
+def write_atomic(path: StrPath, data: Union[bytes, str]) -> Path:
     """Write ``data`` (bytes or str) to ``path`` through a temporary file in the same folder
     and ``os.replace``: a reader (or a kill) never sees a half-written file.  The file gets
     the mode a new file gets under the umask (0o644 under umask 022; a temporary file
@@ -85,7 +89,7 @@ def write_atomic(path, data) -> Path:
     return path
 
 
-def check_writable(out_dir) -> Path:
+def check_writable(out_dir: StrPath) -> Path:
     """Create ``out_dir`` if needed and check a file can be written there (``ValueError``
     naming the folder otherwise): done before any deal is played."""
     out = Path(out_dir)
@@ -118,7 +122,7 @@ def results_stem(settings: dict) -> str:
     return "".join(c if c.isalnum() or c in "_-." else "-" for c in stem)
 
 
-def progress_path(out_dir, settings: dict) -> Path:
+def progress_path(out_dir: StrPath, settings: dict) -> Path:
     """Where an unfinished arena of ``settings`` keeps its progress (removed when it
     completes): ``OUT/STEM.progress.json`` (:func:`results_stem`)."""
     return Path(out_dir) / f"{results_stem(settings)}.progress.json"
@@ -144,7 +148,7 @@ def _settings_diff(theirs: dict, mine: dict) -> str:
     return ", ".join(f"{k} {theirs.get(k)!r}, not {mine.get(k)!r}" for k in keys)
 
 
-def other_progress(out_dir, settings: dict) -> list[tuple[Path, str]]:
+def other_progress(out_dir: StrPath, settings: dict) -> list[tuple[Path, str]]:
     """Progress files in ``out_dir`` of the same game and agents as ``settings`` but other
     settings: ``(path, what differs)`` for each (unreadable files are left out)."""
     found: list[tuple[Path, str]] = []
@@ -222,7 +226,7 @@ def _rng_states(state: dict, k: int) -> list:
     return rngs
 
 
-def read_progress(path, settings: dict, k: int, blocks: Optional[int]) -> dict:
+def read_progress(path: StrPath, settings: dict, k: int, blocks: Optional[int]) -> dict:
     """The progress saved at ``path`` by an arena of ``settings`` with ``k`` agents, checked
     in full: ``ValueError`` (starting ``--resume:``, naming the file and what is wrong) for a
     file that is unreadable, of other settings, or holds a field of the wrong shape, a value
@@ -278,7 +282,7 @@ def read_progress(path, settings: dict, k: int, blocks: Optional[int]) -> dict:
 # -- results ----------------------------------------------------------------------------------------
 
 
-def write_results(res: dict, out_dir) -> tuple[Path, Optional[Path]]:
+def write_results(res: dict, out_dir: StrPath) -> tuple[Path, Optional[Path]]:
     """Write ``STEM.json`` and ``STEM.png`` (:func:`results_stem`; the PNG only with
     matplotlib), each atomically (:func:`write_atomic`), and consistently: the chart is drawn
     first (a failure there changes nothing), then the PNG of an earlier result of the same
@@ -315,7 +319,7 @@ def write_results(res: dict, out_dir) -> tuple[Path, Optional[Path]]:
     return jpath, write_atomic(ppath, png)
 
 
-def load_result(result) -> tuple[dict, str]:
+def load_result(result: StrPath) -> tuple[dict, str]:
     """An arena result and its path: ``result`` is the JSON ``cardenvs arena --out DIR``
     writes, or ``DIR`` holding exactly one (``ValueError`` otherwise, or for a file that is
     not an arena result)."""

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import math
+from types import ModuleType
+from typing import Any
 
 import numpy as np
 
@@ -77,10 +79,11 @@ def _errbar(values: np.ndarray, cis) -> np.ndarray:
     return np.maximum(np.nan_to_num(np.vstack([values - lo, hi - values])), 0.0)
 
 
-def plot_results(res: dict, plt):
+def plot_results(res: dict, plt: ModuleType) -> Any:
     """The arena's figure: the headline first, the paired score difference per deal of each
     pair of agents (95% CI), then each agent's score per deal, and for one-against-the-rest
-    games the score and win rate by role."""
+    games the score and win rate by role.  ``plt``: ``matplotlib.pyplot``; returns its
+    ``Figure``."""
     labs = res["agents"]
     has_roles = bool(res["by_role"])
     panels = 4 if has_roles else 2

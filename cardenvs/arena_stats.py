@@ -18,7 +18,8 @@ independent, so every interval here takes the deal as its unit:
 from __future__ import annotations
 
 import math
-from typing import Optional, Sequence
+import os
+from typing import Optional, Sequence, Union
 
 import numpy as np
 from numpy.typing import ArrayLike
@@ -143,7 +144,8 @@ def paired_scores(res: dict, opponent: str, path: str = "the result") -> tuple[s
     return others[0], d
 
 
-def compare_results(first, second, opponent: str = "rules") -> dict:
+def compare_results(first: Union[str, os.PathLike], second: Union[str, os.PathLike],
+                    opponent: str = "rules") -> dict:
     """Two arena results of the same deals, each an agent against ``opponent``, compared deal
     by deal: ``diff``, the mean over deals of (first agent - opponent) - (second agent -
     opponent), and its 95% interval ``ci``; ``first`` and ``second`` hold each result's agent

@@ -16,11 +16,15 @@ default padded width of legal-id rows (:func:`default_slots`).
 
 from __future__ import annotations
 
-from typing import Any, Optional, Union
+from typing import TYPE_CHECKING, Any, Optional, Union
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from .registry import REGISTRY
+
+if TYPE_CHECKING:
+    from .core.game import Game
 
 #: default padded width ``K`` of the legal-id rows in the slot views (:mod:`cardenvs.sb3`'s
 #: ``LegalSlotVecEnv``, :mod:`cardenvs.rllib`): above the largest legal counts a
@@ -40,7 +44,7 @@ def default_slots(game: Union[str, Any]) -> Optional[int]:
     return DEFAULT_SLOTS.get(name)
 
 
-def file_by_seat(seats, rewards, dones) -> dict[str, np.ndarray]:
+def file_by_seat(seats: ArrayLike, rewards: ArrayLike, dones: ArrayLike) -> dict[str, np.ndarray]:
     """File a turn-based rollout's transitions under their seats and pay each its return.
 
     Args:
@@ -103,7 +107,8 @@ def file_by_seat(seats, rewards, dones) -> dict[str, np.ndarray]:
     return {"reward": reward, "done": done, "next": nxt, "valid": valid}
 
 
-def seat_gae(values, filed: dict, gamma: float = 1.0, lam: float = 0.95) -> tuple[np.ndarray, np.ndarray]:
+def seat_gae(values: ArrayLike, filed: dict, gamma: float = 1.0, lam: float = 0.95
+             ) -> tuple[np.ndarray, np.ndarray]:
     """Generalised advantage estimates along each seat's trajectory (see :func:`file_by_seat`).
 
     ``values`` ``(T, N)``: the value estimate of every recorded move (from the mover's view).
@@ -131,7 +136,7 @@ def seat_gae(values, filed: dict, gamma: float = 1.0, lam: float = 0.95) -> tupl
     return adv, ret
 
 
-def agent_name(game, state: np.ndarray, seat: int, agent_ids: str = "role") -> str:
+def agent_name(game: Game, state: np.ndarray, seat: int, agent_ids: str = "role") -> str:
     """The agent id of ``seat`` in ``state`` (used by :mod:`cardenvs.rllib`).
 
     ``agent_ids="seat"``: ``player_<seat>``.  ``"role"``: in the one-against-the-rest games,
@@ -161,7 +166,7 @@ def role_of(agent_id: str) -> str:
     return head if head and tail.isdigit() else agent_id
 
 
-def agent_names(game, agent_ids: str = "role") -> list[str]:
+def agent_names(game: Game, agent_ids: str = "role") -> list[str]:
     """Every agent id :func:`agent_name` can give in ``game`` (PettingZoo's
     ``possible_agents``)."""
     P = game.n_players

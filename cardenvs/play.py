@@ -26,12 +26,18 @@ from __future__ import annotations
 import difflib
 import shutil
 import sys
-from typing import Callable, Optional
+from typing import IO, TYPE_CHECKING, Callable, Optional, Sequence, Union
 
 import numpy as np
 
 from .cli import wrap_items
 from .wrappers import policy_info
+
+if TYPE_CHECKING:
+    from pettingzoo import AECEnv
+
+    from .agents.base import Agent
+    from .core.game import Game
 
 #: action blocks whose actions every player sees (joker picks: how a wild joker in a card
 #: play on the table is read)
@@ -61,7 +67,7 @@ def _card_field(game, obs: np.ndarray, name: str) -> Optional[np.ndarray]:
     return counts
 
 
-def describe_turn(env, seat: int, legal: np.ndarray, info: dict) -> str:
+def describe_turn(env: AECEnv, seat: int, legal: np.ndarray, info: dict) -> str:
     """What the player at ``seat`` may see at his turn, and his numbered legal moves."""
     from .core.state import LAST_ROW, LAST_SEAT, P_PLAY, PHASE, hand_off
 
@@ -101,7 +107,7 @@ def _role_text(info: dict, seat: int) -> str:
     return ""
 
 
-def format_moves(game, legal: np.ndarray, limit: Optional[int] = None,
+def format_moves(game: Game, legal: np.ndarray, limit: Optional[int] = None,
                  width: Optional[int] = None) -> str:
     """``moves: [1] pass  [2] 44 ...`` (the first ``limit`` moves), wrapped to ``width``
     (default: the terminal's) between moves, never inside one."""
@@ -159,7 +165,7 @@ def _suggest(game, text: str, legal: np.ndarray) -> str:
     return f"; did you mean {close[0]!r}?" if close else ""
 
 
-def parse_move(game, text: str, legal: np.ndarray, picks: Optional[list] = None) -> int:
+def parse_move(game: Game, text: str, legal: np.ndarray, picks: Optional[list] = None) -> int:
     """The legal action the player typed; ``ValueError`` with a helpful message otherwise.
 
     In a wild-joker game the cards may be typed as held (``AAAB``), as the effective play
@@ -251,8 +257,9 @@ def _public(game, action: int) -> str:
     return f"(a private {block} choice)"
 
 
-def seat_agents(game: str, agents="rules", seat: Optional[int] = 0, seed: Optional[int] = None,
-                options: Optional[dict] = None):
+def seat_agents(game: str, agents: Union[str, Sequence[str]] = "rules", seat: Optional[int] = 0,
+                seed: Optional[int] = None, options: Optional[dict] = None
+                ) -> tuple[AECEnv, dict[int, tuple[str, Agent]], int]:
     """The table of a deal against agents: ``(env, bots, seed)``.
 
     ``env`` is the AEC env of ``game`` (``illegal="raise"``, with the options the agents need),
@@ -301,7 +308,7 @@ def seat_agents(game: str, agents="rules", seat: Optional[int] = 0, seed: Option
     return env, bots, seed
 
 
-def agent_move(env, bot) -> int:
+def agent_move(env: AECEnv, bot: Agent) -> int:
     """The action ``bot`` chooses for the seat to move in ``env`` (its observation, legal
     actions and info, with the state for the agents that sample worlds)."""
     obs, _, _, _, info = env.last()
@@ -309,9 +316,10 @@ def agent_move(env, bot) -> int:
                        policy_info(bot, info, env.unwrapped.state_vec)))
 
 
-def play(game: str, agents="rules", seat: int = 0, seed: Optional[int] = None,
-         options: Optional[dict] = None, input_fn: Optional[Callable[[str], str]] = None,
-         out=None) -> Optional[np.ndarray]:
+def play(game: str, agents: Union[str, Sequence[str]] = "rules", seat: int = 0,
+         seed: Optional[int] = None, options: Optional[dict] = None,
+         input_fn: Optional[Callable[[str], str]] = None, out: Optional[IO[str]] = None
+         ) -> Optional[np.ndarray]:
     """Play one deal of ``game`` at ``seat`` against agents; returns the rewards per seat
     (``None`` when the player quits).  ``input_fn`` / ``out`` make it scriptable."""
     out = sys.stdout if out is None else out

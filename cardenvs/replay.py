@@ -27,14 +27,20 @@ import json
 import os
 import tempfile
 from pathlib import Path
-from typing import Any, Callable, Optional, Sequence, Union
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Optional, Sequence, Union
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from .core.state import (
     BID, CUR, LANDLORD, LAST_ROW, NDOUBLE, PHASE, P_DONE, P_PLAY, WINNER, hand_off, kitty_off,
     played_off,
 )
+
+if TYPE_CHECKING:
+    from pettingzoo import AECEnv
+
+    from .core.game import Game
 
 FORMAT = "cardenvs-replay"
 VERSION = 1
@@ -161,7 +167,7 @@ def _realised(game, row: int, phys: np.ndarray) -> str:
     return format_wild(game.deck, eff, stands, js)
 
 
-def play_cards(game, hand: np.ndarray, row: int, picked: np.ndarray) -> np.ndarray:
+def play_cards(game: Game, hand: np.ndarray, row: int, picked: np.ndarray) -> np.ndarray:
     """The physical cards a hand spends on play ``row`` (Da Niangniang's rule): jokers stand
     in where the hand lacks the rank, plus the ``picked`` voluntary stand-ins; ``B`` first."""
     eff = game.tab.counts[row].astype(np.int64)[:16].copy()
@@ -386,7 +392,8 @@ def _header(game, options: dict, seed, rng_state, deal_seed: int, reset_options)
     }
 
 
-def replay_of(env, players: Optional[Sequence[str]] = None, meta: Optional[dict] = None) -> dict:
+def replay_of(env: AECEnv, players: Optional[Sequence[str]] = None, meta: Optional[dict] = None
+              ) -> dict:
     """The replay of ``env``'s current game (what ``env.unwrapped.replay()`` returns).
 
     The deal is rebuilt from the seed the env recorded at ``reset`` and the actions of
@@ -739,7 +746,7 @@ def load(path: Union[str, Path]) -> dict:
     return loads(text, str(p))
 
 
-def make_env(rep: dict, **overrides):
+def make_env(rep: dict, **overrides: Any) -> AECEnv:
     """A fresh env of the replay's game and options, reset to its first deal (the actions are
     not played; step ``[a["id"] for a in rep["actions"]]`` to reproduce the game).
 
@@ -758,7 +765,7 @@ def make_env(rep: dict, **overrides):
     return env
 
 
-def reproduce(rep: dict, **overrides):
+def reproduce(rep: dict, **overrides: Any) -> AECEnv:
     """:func:`make_env` with every action of the replay played: the game as it was."""
     env = make_env(rep, **overrides)
     for a in rep["actions"]:
@@ -781,7 +788,7 @@ class ArenaReplays:
     :meth:`close` at the end.  Files: ``DIR/deal00012_lineup3.json``.
     """
 
-    def __init__(self, out_dir: Union[str, Path], top: Optional[int] = None):
+    def __init__(self, out_dir: Union[str, os.PathLike], top: Optional[int] = None):
         if top is not None and (isinstance(top, bool) or not isinstance(top, int) or top < 1):
             raise ValueError(f"save_replays_top must be a positive integer, got {top!r}")
         self.dir = Path(out_dir)
@@ -791,7 +798,8 @@ class ArenaReplays:
         self.written: list[Path] = []
         self._lineup = 0
 
-    def game(self, env, deal: int, players: Sequence[str], rewards) -> None:
+    def game(self, env: AECEnv, deal: int, players: Sequence[str], rewards: Iterable[float]
+             ) -> None:
         """Record the game ``env`` just played (lineups are numbered in call order)."""
         lineup = self._lineup
         self._lineup += 1
@@ -804,7 +812,7 @@ class ArenaReplays:
         else:
             self._games.append((name, rep))
 
-    def deal(self, deal: int, scores) -> None:
+    def deal(self, deal: int, scores: ArrayLike) -> None:
         """End of deal ``deal`` with the agents' ``scores`` per deal."""
         self._lineup = 0
         if self.top is None:

@@ -43,7 +43,7 @@ Pieces (each usable alone):
 
 from __future__ import annotations
 
-from typing import Any, Optional
+from typing import TYPE_CHECKING, Any, Iterable, Optional, cast
 
 import numpy as np
 
@@ -55,6 +55,10 @@ except ImportError as e:  # pragma: no cover - depends on the installed extras
 
 from .api import GAMES, make_game
 from .multiagent import agent_name, agent_names, default_slots, role_of
+
+if TYPE_CHECKING:
+    from ray.rllib.algorithms.ppo import PPOConfig
+    from ray.rllib.core.rl_module.rl_module import RLModuleSpec
 
 _MAX_SEED = 2**63 - 1
 
@@ -148,7 +152,10 @@ class CardGameEnv(MultiAgentEnv):
         return {agent: self._observe(seat)}
 
     # -- MultiAgentEnv API ---------------------------------------------------------------------
-    def reset(self, *, seed: Optional[int] = None, options: Optional[dict] = None):
+    def reset(self, *, seed: Optional[int] = None, options: Optional[dict] = None
+              ) -> tuple[dict, dict]:
+        """Deal a new game (``seed`` reseeds the env's generator; ``options`` is unused):
+        ``({agent: observation}, {})`` for the agent to move."""
         if seed is not None:
             self._rng = np.random.default_rng(seed)
         self.game.reset(self.state, int(self._rng.integers(0, _MAX_SEED)))
@@ -158,12 +165,17 @@ class CardGameEnv(MultiAgentEnv):
             raise RuntimeError("the deal ended the game before any move")
         return self._next_decision(), {}
 
-    def step(self, action_dict: dict):
+    def step(self, action_dict: dict) -> tuple[dict, dict, dict, dict, dict]:
+        """Play the slot ``action_dict[agent]`` of the agent to move: ``(observations,
+        rewards, terminateds, truncateds, infos)``, the next agent's observation, or at the
+        end every agent's final one; the rewards of every agent that has acted since its
+        last reward.  A slot holding no legal action raises (``illegal="raise"``) or ends
+        the game with ``illegal_reward`` to the mover."""
         agent = self._current
         if agent is None:
             raise ValueError("call reset() before step()")
         if agent not in action_dict:
-            raise ValueError(f"{agent!r} is to move; got actions for {sorted(action_dict)}")
+            raise ValueError(f"{agent!r} is to move; got actions for {sorted(action_dict, key=str)}")
         slot = action_dict[agent]
         if isinstance(slot, np.ndarray):
             slot = slot.item()
@@ -202,7 +214,7 @@ def env_name(game: str) -> str:
     return f"cardenvs_{game}"
 
 
-def register_envs(games=None) -> list[str]:
+def register_envs(games: Optional[Iterable[str]] = None) -> list[str]:
     """``ray.tune.register_env`` for each game (default: every game); returns the names.
 
     The env config is :class:`CardGameEnv`'s without ``game``:
@@ -215,7 +227,7 @@ def register_envs(games=None) -> list[str]:
         if game not in GAMES:
             raise ValueError(f"unknown game {game!r}; choose from {sorted(GAMES)}")
 
-        def creator(config, _game=game):
+        def creator(config: Optional[dict], _game: str = game) -> CardGameEnv:
             return CardGameEnv({**dict(config or {}), "game": _game})
 
         register_env(env_name(game), creator)
@@ -223,7 +235,7 @@ def register_envs(games=None) -> list[str]:
     return names
 
 
-def policy_mapping_fn(agent_id, episode=None, **kwargs) -> str:
+def policy_mapping_fn(agent_id: Any, episode: Any = None, **kwargs: Any) -> str:
     """Module id of an agent id: its role (``farmer_1`` -> ``farmer``, ``bidder_2`` ->
     ``bidder``, ``player_3`` -> ``player``); see the module docstring."""
     return role_of(str(agent_id))
@@ -259,8 +271,9 @@ if _HAVE_TORCH:
         """PPO RLModule over :class:`cardenvs.torch_policy.LegalActionNet` (see the module
         docstring).  ``model_config``: ``game`` (required), ``game_options``, ``hidden``."""
 
-        def setup(self):
-            cfg = dict(self.model_config or {})
+        def setup(self) -> None:
+            """Build the :class:`~cardenvs.torch_policy.LegalActionNet` of ``model_config``."""
+            cfg = dict(cast(Optional[dict], self.model_config) or {})
             if "game" not in cfg:
                 raise ValueError("LegalActionRLModule needs model_config={'game': ...}")
             self.net = LegalActionNet(cfg["game"], hidden=int(cfg.get("hidden", 256)),
@@ -280,10 +293,12 @@ if _HAVE_TORCH:
         def _forward(self, batch, **kwargs):
             return {Columns.ACTION_DIST_INPUTS: self._logits(batch)}
 
-        def compute_values(self, batch, embeddings=None):
+        def compute_values(self, batch: dict[str, Any], embeddings: Optional[Any] = None
+                           ) -> torch.Tensor:
+            """The value estimate of each observation of ``batch``."""
             return self.net.value(batch[Columns.OBS]["observations"])
 
-    def module_spec(game: str, hidden: int = 256, **options: Any):
+    def module_spec(game: str, hidden: int = 256, **options: Any) -> RLModuleSpec:
         """An ``RLModuleSpec`` of :class:`LegalActionRLModule` for ``game``."""
         from ray.rllib.core.rl_module.rl_module import RLModuleSpec
 
@@ -292,7 +307,8 @@ if _HAVE_TORCH:
                                           "hidden": hidden})
 
     def ppo_config(game: str, *, agent_ids: str = "role", num_env_runners: int = 2,
-                   hidden: int = 256, options: Optional[dict] = None, **training: Any):
+                   hidden: int = 256, options: Optional[dict] = None, **training: Any
+                   ) -> PPOConfig:
         """A ``PPOConfig`` (new API stack) for ``game``: the env registered, one
         :class:`LegalActionRLModule` per module id (:func:`module_ids`), mapping by role.
 

@@ -12,6 +12,7 @@ rules name a suit (who bids or leads first).
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Sequence
 
 import numpy as np
 
@@ -46,13 +47,16 @@ class Deck:
 
     @property
     def n_ranks(self) -> int:
+        """The number of ranks (:attr:`order`'s length)."""
         return len(self.order)
 
     @property
     def size(self) -> int:
+        """The number of cards in the deck."""
         return sum(self.copies)
 
     def index(self, ch: str) -> int:
+        """The rank index of the card letter ``ch``; ``ValueError`` for a letter of no rank."""
         i = self.order.find(ch)
         if i < 0 or ch == "":
             raise ValueError(f"unknown card {ch!r}: this game's ranks are {' '.join(self.order)}")
@@ -125,7 +129,7 @@ class Deck:
         return out
 
     # -- formatting ----------------------------------------------------------------------------
-    def format(self, counts) -> str:
+    def format(self, counts: Sequence[int] | np.ndarray) -> str:
         """Format a count vector as a sorted card string (lowest rank first)."""
         return "".join(self.order[i] * int(counts[i]) for i in range(self.n_ranks))
 

@@ -54,6 +54,7 @@ class Layout:
         return np.array([self.offsets[f.name][0] for f in self.fields], np.int64)
 
     def markdown(self) -> str:
+        """The layout as a Markdown table: index range, name, size and meaning of each field."""
         rows = ["| index | name | size | meaning |", "| --- | --- | --- | --- |"]
         for f in self.fields:
             a, b = self.offsets[f.name]

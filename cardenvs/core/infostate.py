@@ -53,7 +53,9 @@ positive probability).  Pass both as ``Constraint(exclude=..., accept=...)``.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Callable, Iterable, Mapping, Optional, Sequence, Union
+from typing import (
+    TYPE_CHECKING, Any, Callable, Container, Iterable, Mapping, Optional, Sequence, Union,
+)
 
 import numpy as np
 from numba import njit
@@ -205,7 +207,7 @@ class Hidden:
     legal_passes: bool = False
 
 
-def mask_of(ranks) -> int:
+def mask_of(ranks: Iterable[int]) -> int:
     """Bit mask of rank indices."""
     m = 0
     for r in ranks:
@@ -213,7 +215,7 @@ def mask_of(ranks) -> int:
     return m
 
 
-def hand_piles(state: np.ndarray, n: int, seat: int, skip=()) -> list[Pile]:
+def hand_piles(state: np.ndarray, n: int, seat: int, skip: Container[int] = ()) -> list[Pile]:
     """One :class:`Pile` per other seat's non-empty hand (seats in ``skip`` are known)."""
     out = []
     for q in range(n):
@@ -243,6 +245,9 @@ class Constraint:
     accept: Optional[Callable[[np.ndarray], bool]] = None
 
 
+#: a :class:`cardenvs.core.game.Game`, a registry name, or an environment (AEC, ``SeatEnv``
+#: ...) whose ``unwrapped.game`` is a Game
+GameLike = Union["Game", str, Any]
 ConstraintLike = Union[None, Constraint, Mapping[int, str], Callable[[np.ndarray], bool]]
 
 
@@ -262,7 +267,7 @@ def _as_constraint(constraint: ConstraintLike) -> Constraint:
 # -- entry checks ----------------------------------------------------------------------------------
 
 
-def _game_of(game_or_env):
+def _game_of(game_or_env: GameLike) -> Game:
     from .game import Game
 
     if isinstance(game_or_env, Game):
@@ -304,7 +309,7 @@ class InfoState:
     give ``int64[16]`` count vectors (rank index order of the game's deck).
     """
 
-    def __init__(self, game, state: np.ndarray, seat: int):
+    def __init__(self, game: GameLike, state: np.ndarray, seat: int) -> None:
         game = _game_of(game)
         state, seat = _check(game, state, seat)
         self.game = game
@@ -357,6 +362,7 @@ class InfoState:
 
     @property
     def played_counts(self) -> np.ndarray:
+        """Every seat's played cards as counts, one row per seat (a copy)."""
         n = self.n_players
         return np.stack([self._counts(played_off(n, q)) for q in range(n)])
 
@@ -436,7 +442,9 @@ class InfoState:
         raise ValueError(f"no hidden pile {place!r}; hidden: {sorted(self.hidden)}")
 
     # -- public facts --------------------------------------------------------------------------
-    def fact(self, name: str, default=None):
+    def fact(self, name: str, default: Any = None) -> Any:
+        """The public fact ``name`` of the game's declaration (``stuck``, ``failed``,
+        ``declared``, ``jokers_for`` ...), or ``default`` when the game has no such fact."""
         if self.decl.facts is None:
             return default
         if not hasattr(self, "_facts"):
@@ -444,22 +452,22 @@ class InfoState:
         return self._facts.get(name, default)
 
     @property
-    def stuck(self):
+    def stuck(self) -> Optional[list[bool]]:
         """Da Niangniang: per seat, stuck (only one joker left); ``None`` in other games."""
         return self.fact("stuck")
 
     @property
-    def failed(self):
+    def failed(self) -> Optional[list[bool]]:
         """Lanxi Wulong: per seat, failed (only 3s left); ``None`` in other games."""
         return self.fact("failed")
 
     @property
-    def declared(self):
+    def declared(self) -> Optional[list[bool]]:
         """Lanxi Wulong: per seat, declared (报牌: the hand is public); ``None`` elsewhere."""
         return self.fact("declared")
 
     @property
-    def jokers_for(self):
+    def jokers_for(self) -> Optional[list[str]]:
         """Wild-joker games: per seat, the ranks its played jokers stood for (card string)."""
         return self.fact("jokers_for")
 
@@ -468,7 +476,7 @@ class InfoState:
                 f"hidden={self.hidden}, known_in={self.known_in})")
 
 
-def infostate(game_or_env, state: Optional[np.ndarray] = None, seat: Optional[int] = None
+def infostate(game_or_env: GameLike, state: Optional[np.ndarray] = None, seat: Optional[int] = None
               ) -> InfoState:
     """The information state of ``seat`` in ``state`` (:class:`InfoState`).
 
@@ -951,7 +959,7 @@ class PassChecks:
     buffer (``MAXLOG``) keeps only the passes it still holds.
     """
 
-    def __init__(self, game, state: np.ndarray, seat: int, piles: Sequence[Pile]):
+    def __init__(self, game: Game, state: np.ndarray, seat: int, piles: Sequence[Pile]) -> None:
         from .state import LAST_ROW, LAST_SEAT, MAXLOG, NLOG, NPASS, PLAYS0, log_entry
         from .state import PLAY_START
 
@@ -1059,8 +1067,8 @@ class Determinizer:
     declaration is read and compiled once).  See :func:`determinize` for the measure.
     """
 
-    def __init__(self, game_or_env, state: np.ndarray, seat: int,
-                 constraint: ConstraintLike = None):
+    def __init__(self, game_or_env: GameLike, state: np.ndarray, seat: int,
+                 constraint: ConstraintLike = None) -> None:
         game = _game_of(game_or_env)
         state, seat = _check(game, state, seat)
         self.game = game
@@ -1201,7 +1209,7 @@ class Determinizer:
         return "these together: " + "; ".join(self._describe(x) for x in items)
 
 
-def determinize(game_or_env, state: np.ndarray, seat: int, rng: np.random.Generator,
+def determinize(game_or_env: GameLike, state: np.ndarray, seat: int, rng: np.random.Generator,
                 constraint: ConstraintLike = None) -> np.ndarray:
     """A full state consistent with everything ``seat`` has observed in ``state``.
 
@@ -1226,14 +1234,15 @@ def determinize(game_or_env, state: np.ndarray, seat: int, rng: np.random.Genera
     return Determinizer(game_or_env, state, seat, constraint).sample(rng)
 
 
-def determinize_batch(game_or_env, state: np.ndarray, seat: int, rng: np.random.Generator,
-                      n: int, constraint: ConstraintLike = None) -> np.ndarray:
+def determinize_batch(game_or_env: GameLike, state: np.ndarray, seat: int,
+                      rng: np.random.Generator, n: int, constraint: ConstraintLike = None
+                      ) -> np.ndarray:
     """``n`` independent :func:`determinize` samples as an ``(n, S)`` int64 array."""
     return Determinizer(game_or_env, state, seat, constraint).batch(rng, n)
 
 
-def determinizations_per_second(game_or_env, state: np.ndarray, seat: int, n: int = 10_000,
-                                seed: int = 0) -> float:
+def determinizations_per_second(game_or_env: GameLike, state: np.ndarray, seat: int,
+                                n: int = 10_000, seed: int = 0) -> float:
     """Throughput of :func:`determinize_batch` on one position (for ``benchmarks/``): samples
     per second of one batch of ``n`` (after a warm-up call that compiles the kernel)."""
     import time
@@ -1246,8 +1255,8 @@ def determinizations_per_second(game_or_env, state: np.ndarray, seat: int, n: in
     return n / (time.perf_counter() - t0)
 
 
-def determinize_benchmark(game_or_env, n_positions: int = 50, n_samples: int = 2_000,
-                          seed: int = 0) -> dict:
+def determinize_benchmark(game_or_env: GameLike, n_positions: int = 50,
+                          n_samples: int = 2_000, seed: int = 0) -> dict:
     """Determinization speed over random positions of a game (for ``benchmarks/``).
 
     Positions are decisions of uniformly random games (every phase, a random observer);

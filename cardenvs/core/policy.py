@@ -58,7 +58,7 @@ with the strongest 95%, as the ``rules`` agent's bidding).
 
 from __future__ import annotations
 
-from typing import Optional
+from typing import TYPE_CHECKING, Iterable, Optional
 
 import numpy as np
 from llvmlite import ir
@@ -70,6 +70,9 @@ from .combos import (AIRPLANE, AIRPLANE_PAIRS, AIRPLANE_SINGLES, BOMB, FOUR_TWO_
                      TRIO_PAIR, TRIO_SINGLE)
 from .kernels import cttz, rng_below
 from .state import CUR, HDR, LANDLORD, LAST_ROW, LAST_SEAT, PHASE, P_DONE
+
+if TYPE_CHECKING:
+    from .game import Game
 
 # -- the parameter vector ------------------------------------------------------------------------
 (PP_R, PP_NAT, PP_WILD, PP_NOSINGLE, PP_STRAIGHT, PP_MINS, PP_PAIRS, PP_MINP, PP_KICK,
@@ -1673,7 +1676,7 @@ def _mask(ranks) -> int:
     return m
 
 
-def greedy_mask(game, seats) -> int:
+def greedy_mask(game: Game, seats: Iterable[int]) -> int:
     """The :data:`PP_GREEDY` value that makes the card play of ``seats`` (seat indices)
     follow greedily."""
     n = int(game.n_players)
@@ -1686,7 +1689,7 @@ def greedy_mask(game, seats) -> int:
     return mask
 
 
-def greedy_params(game, seats) -> np.ndarray:
+def greedy_params(game: Game, seats: Iterable[int]) -> np.ndarray:
     """A copy of the rollout policy's parameter vector (:func:`policy_params`) in which the
     card play of ``seats`` (seat indices) follows greedily (:data:`PP_GREEDY`)."""
     pp = policy_params(game).copy()
@@ -1694,7 +1697,7 @@ def greedy_params(game, seats) -> np.ndarray:
     return pp
 
 
-def policy_params(game) -> np.ndarray:
+def policy_params(game: Game) -> np.ndarray:
     """The rollout policy's ``int64`` parameter vector of a compiled game (cached on it)."""
     pp = getattr(game, "_policy_params", None)
     if pp is not None:
@@ -1782,7 +1785,7 @@ def policy_params(game) -> np.ndarray:
         q = getattr(game, "policy_bid_quantiles", None) or BID_QUANTILES
         pp[PP_BIDTH1:PP_BIDTH1 + 3] = np.round(
             100 * bid_thresholds(game, pp, full=1, quantiles=q)).astype(np.int64)
-    game._policy_params = pp
+    setattr(game, "_policy_params", pp)  # the cache (an attribute of no Game class)
     return pp
 
 

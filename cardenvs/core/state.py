@@ -40,6 +40,9 @@ P_AUCTION, P_PLAY, P_DONE = 0, 1, 2
 
 
 def state_size(n_players: int) -> int:
+    """The length of the shared state layout of an ``n_players`` game (the header, every
+    seat's hand and played cards, the kitty and the action log), without the fingerprint
+    entry that :class:`cardenvs.core.game.Game` adds."""
     return HDR + 16 * (2 * n_players + 1) + MAXLOG
 
 

@@ -472,13 +472,15 @@ class Table:
         return self._strings[row]
 
     def reading(self, row: int) -> str:
+        """A row as its play type and cards (``"straight of 5 34567"``), for messages."""
         p = self.plays[row]
         name = FAMILY_NAMES[p.family]
         if p.length > 1:
             name += f" of {p.length}"
         return f"{name} {self._strings[row]}"
 
-    def rows_of_cards(self, counts) -> list[int]:
+    def rows_of_cards(self, counts: Sequence[int] | np.ndarray) -> list[int]:
+        """The rows (plays) made of exactly the cards ``counts`` (one count per rank)."""
         return list(self._by_counts.get(tuple(int(c) for c in counts), []))
 
     def find(self, text: str, family: Optional[str] = None, *, strict: bool = False,
@@ -527,4 +529,5 @@ class Table:
         return rows[0]
 
     def is_rocket(self, row: int) -> bool:
+        """Whether row ``row`` is the rocket (both jokers)."""
         return self.plays[row].family == ROCKET

@@ -20,7 +20,7 @@ Rules-variant statement (defaults first):
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from numba import njit
@@ -44,6 +44,10 @@ from ..core.state import (
 )
 from ..core.table import Table, cached
 from ..core.validate import CardRegion, StateField
+
+if TYPE_CHECKING:
+    from ..core.infostate import Hidden
+    from ..core.render import TableView
 
 ORDER = "3456789TJQKA2BR"
 MAX_BID = 3
@@ -434,7 +438,7 @@ class DouDizhu(Game):
                      0 if bid is None else int(bid))
 
     # -- what is hidden from whom (read by cardenvs.core.infostate) ------------------------------
-    def hidden(self, state: np.ndarray, seat: int):
+    def hidden(self, state: np.ndarray, seat: int) -> Hidden:
         """What ``seat`` cannot see: the other hands; the kitty during the auction; after it
         (3 players) the shown kitty, less what the landlord has played of it, is known to be
         in his hand; (4 players) a farmer does not see the kitty, a uniform 8-card subset of
@@ -463,7 +467,7 @@ class DouDizhu(Game):
 
     # -- features for (state, action) scorers -----------------------------------------------------
     # -- text ------------------------------------------------------------------------------------
-    def table_view(self, state: np.ndarray):
+    def table_view(self, state: np.ndarray) -> TableView:
         """The table as :class:`cardenvs.core.render.TableView` (read by the text and the
         image renders)."""
         from ..core.render import climbing_view

@@ -7,6 +7,10 @@ from ..core.state import BID, LANDLORD
 
 
 class DouDizhuEnv(CardEnv):
+    """The AEC environment of the Dou Dizhu family (:mod:`cardenvs.doudizhu_v0`,
+    :mod:`cardenvs.doudizhu4_v0`): the shared env with the phase, landlord and bid in the
+    infos."""
+
     PHASES = ("auction", "play", "done")
 
     def _extra_info(self, info: dict) -> None:

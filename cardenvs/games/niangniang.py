@@ -76,7 +76,7 @@ plays are ``PLAYED - jokers + stood-for``.
 
 from __future__ import annotations
 
-from typing import Any, Optional
+from typing import TYPE_CHECKING, Any, Optional
 
 import numpy as np
 from numba import njit
@@ -99,6 +99,10 @@ from ..core.validate import StateField
 from ..core.wild import (
     WildPlay, WildRows, find_wild, format_wild, gen_legal_wild, sort_wild, wild_rows,
 )
+
+if TYPE_CHECKING:
+    from ..core.infostate import Hidden
+    from ..core.render import TableView
 
 NP = 4
 NR = 15  # rank slots: 13 naturals, B, R
@@ -1007,7 +1011,8 @@ class Niangniang(Game):
     cards_when = (PHASE, P_PLAY, P_JOKER)
 
     # -- what a valid state is (Game.check_state) ------------------------------------------------
-    def state_fields(self) -> list:
+    def state_fields(self) -> list[StateField]:
+        """Da Niangniang's own state fields and their ranges (:meth:`Game.state_fields`)."""
         T = len(self.table)
         seat = (0, NP - 1)
         dealt = (P_PLAY, P_JOKER)
@@ -1063,13 +1068,17 @@ class Niangniang(Game):
             StateField("A_NRET", A_NRET, 0, N_EXCH - 1, when=(PHASE, P_RETURN, P_RETURN)),
         ]
 
-    def state_order(self) -> list:
+    def state_order(self) -> list[tuple]:
+        """Da Niangniang's state orderings (:meth:`Game.state_order`): the seat to move is
+        the 娘娘 while she takes and returns cards."""
         # the 娘娘 takes and returns
         when = (PHASE, P_TAKE, P_RETURN)
         return [(CUR, LANDLORD, when), (LANDLORD, CUR, when)]
 
-    def log_window(self):
-        return None  # the observation's recent moves are X_REC, not the log
+    def log_window(self) -> Optional[tuple[int, int, tuple[int, int, int]]]:
+        """``None``: no part of the action log is checked as plays (the observation's recent
+        moves are ``X_REC``, not the log)."""
+        return None
 
     # -- the rules query API ------------------------------------------------------------------------
     #: keywords of :meth:`query_moves` that :func:`cardenvs.legal_moves` passes on
@@ -1277,7 +1286,7 @@ class Niangniang(Game):
         reset_custom(state, np.int64(seed), self.tab, self.opts, cards, np.int64(nn), returned)
 
     # -- what is hidden from whom (read by cardenvs.core.infostate) ------------------------------
-    def hidden(self, state: np.ndarray, seat: int):
+    def hidden(self, state: np.ndarray, seat: int) -> Hidden:
         """What ``seat`` cannot see.  In the 亮3 draw: who receives the 3s not yet offered.
         Then the other hands (a stuck seat holds one joker; an active seat with one card holds
         no joker, or it would be stuck) and, for a catcher, the bottom and the 娘娘's exchange:
@@ -1353,18 +1362,23 @@ class Niangniang(Game):
         return out
 
     def totals(self, state: np.ndarray) -> list[int]:
+        """Each seat's match total."""
         return [int(x) for x in state[X_TOTAL:X_TOTAL + NP]]
 
     def last_scores(self, state: np.ndarray) -> list[int]:
+        """Each seat's score in the last finished hand."""
         return [int(x) for x in state[X_SCORE:X_SCORE + NP]]
 
     def last_places(self, state: np.ndarray) -> list[int]:
+        """Each seat's place in the last finished hand."""
         return [int(x) for x in state[X_LPLACE:X_LPLACE + NP]]
 
     def truncated(self, state: np.ndarray) -> bool:
+        """Whether the match ended by ``max_hands`` (truncated rather than decided)."""
         return bool(state[X_TRUNC])
 
     def hands_played(self, state: np.ndarray) -> int:
+        """The hands finished in this episode (a match plays several)."""
         return int(state[A_HANDNO])
 
     def cards(self, state: np.ndarray, what: str) -> str:
@@ -1380,6 +1394,8 @@ class Niangniang(Game):
         return self.deck.format(state[base:base + 16])
 
     def stand_ins(self, state: np.ndarray, base: int) -> str:
+        """The ranks jokers stand for, as a card string, from the rank counts at
+        ``state[base:]`` (the pending play's, or a seat's played jokers')."""
         return "".join(self.order[r] * int(state[base + r]) for r in range(NNAT))
 
     def play_string(self, state: np.ndarray, row: int, j1: int, j2: int) -> str:
@@ -1390,7 +1406,7 @@ class Niangniang(Game):
             s += " (" + " ".join(f"joker={self.order[r]}" for r in js) + ")"
         return s
 
-    def table_view(self, state: np.ndarray):
+    def table_view(self, state: np.ndarray) -> TableView:
         """The table as :class:`cardenvs.core.render.TableView` (read by the text and the
         image renders): the 娘娘 and the hand number in the header, the match totals above
         the seats, each seat's place (and whether it is stuck), the bottom, the cards taken

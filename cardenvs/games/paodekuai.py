@@ -16,6 +16,8 @@ the observation writers (:mod:`cardenvs.core.encode`).  Where the page is silent
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
 from numba import njit
 
@@ -39,6 +41,10 @@ from ..core.state import (
 )
 from ..core.table import Table, cached
 from ..core.validate import StateField
+
+if TYPE_CHECKING:
+    from ..core.infostate import Hidden
+    from ..core.render import TableView
 
 ORDER = "3456789TJQKA2"
 NP, NR = 3, 13
@@ -172,6 +178,7 @@ RECENT = 2 * NP
 
 
 def obs_layout() -> Layout:
+    """The observation fields, in order.  Relative seats: 0 = the observer, 1 = next (下家)..."""
     n, C = NP, NR * D
     return Layout([
         Field("hand", C, f"own hand ({NR} ranks x {D} planes, bit r*{D}+k-1 set when holding "
@@ -306,7 +313,7 @@ class PaoDeKuai(Game):
         reset_custom(state, np.int64(seed), self.opts, np.ascontiguousarray(cards, np.int64),
                      leader, int(suited))
 
-    def hidden(self, state: np.ndarray, seat: int):
+    def hidden(self, state: np.ndarray, seat: int) -> Hidden:
         """The other two hands; in a suited deal the first leader held the lead card; under
         ``must_beat`` a pass says the passer could not beat (``Hidden.legal_passes``)."""
         from ..core.infostate import Hidden, hand_piles, holder_of_card
@@ -321,7 +328,7 @@ class PaoDeKuai(Game):
         return {"leader": int(state[A_LEADER]), "bombs": state[A_BOMBS:A_BOMBS + NP].tolist(),
                 "scores": state[A_TOTAL:A_TOTAL + NP].tolist()}
 
-    def table_view(self, state: np.ndarray):
+    def table_view(self, state: np.ndarray) -> TableView:
         """The table as :class:`cardenvs.core.render.TableView` (read by the text and the
         image renders): the first leader, the bombs won and the scores in the header; no
         kitty (the unused cards stay hidden)."""

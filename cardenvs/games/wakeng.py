@@ -38,6 +38,8 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+from typing import TYPE_CHECKING
+
 import numpy as np
 from numba import njit
 
@@ -61,6 +63,10 @@ from ..core.state import (
 from ..core.table import Table, cached
 from ..core.validate import CardRegion, StateField
 from ..core.options import check_bool, check_choice, check_int
+
+if TYPE_CHECKING:
+    from ..core.infostate import Hidden
+    from ..core.render import TableView
 
 ORDER = "456789TJQKA23"
 NP = 3
@@ -712,7 +718,7 @@ class Wakeng(Game):
         return loc
 
     # -- what is hidden from whom (read by cardenvs.core.infostate) ------------------------------
-    def hidden(self, state: np.ndarray, seat: int):
+    def hidden(self, state: np.ndarray, seat: int) -> Hidden:
         """What ``seat`` cannot see.  Before the digger takes the kitty: the other hands and
         the kitty.  After: the digger sees the kitty, his burial and his dealt cards; a farmer
         sees the kitty only with ``reveal_kitty`` and the digger's 16 dealt cards only when he
@@ -793,7 +799,7 @@ class Wakeng(Game):
         return h
 
     # -- text ------------------------------------------------------------------------------------
-    def table_view(self, state: np.ndarray):
+    def table_view(self, state: np.ndarray) -> TableView:
         """The table as :class:`cardenvs.core.render.TableView` (read by the text and the
         image renders): bombs, the open hand and the first bidder in the header; the buried
         cards, the first leader and the diamonds' holders after the kitty."""

@@ -84,7 +84,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import replace
-from typing import Optional, Sequence
+from typing import TYPE_CHECKING, Optional, Sequence
 
 import numpy as np
 from numpy.typing import ArrayLike
@@ -110,6 +110,10 @@ from ..core.validate import StateField
 from ..core.wild import (
     WildRows, find_wild, format_wild, parse_wild, popcount, sort_wild, wild_count, wild_rows,
 )
+
+if TYPE_CHECKING:
+    from ..core.infostate import Hidden
+    from ..core.render import TableView
 
 ORDER = "3456789TJQKA2BR"
 NP = 4
@@ -1276,7 +1280,8 @@ class Wulong(Game):
     base_state_size = STATE_SIZE
 
     # -- what a valid state is (Game.check_state) ------------------------------------------------
-    def state_fields(self) -> list:
+    def state_fields(self) -> list[StateField]:
+        """Lanxi Wulong's own state fields and their ranges (:meth:`Game.state_fields`)."""
         T = len(self.table)
         seat = (-1, NP - 1)
         zero = [StateField(name, i, 0, 0) for name, i in (
@@ -1310,8 +1315,10 @@ class Wulong(Game):
             StateField("A_PEND", A_PEND, 0, T - 1, when=(PHASE, P_WILD, P_WILD)),
         ]
 
-    def log_window(self):
-        return None  # the observation's recent events are X_REC, not the log
+    def log_window(self) -> Optional[tuple[int, int, tuple[int, int, int]]]:
+        """``None``: no part of the action log is checked as plays (the observation's recent
+        events are ``X_REC``, not the log)."""
+        return None
 
     # -- action strings ------------------------------------------------------------------------
     def _block_string(self, block: str, i: int) -> str:
@@ -1592,7 +1599,7 @@ class Wulong(Game):
             return ""
         return self.realisation_string(row, state[X_LB:X_LB + NAT], state[X_LR:X_LR + NAT])
 
-    def table_view(self, state: np.ndarray):
+    def table_view(self, state: np.ndarray) -> TableView:
         """The table as :class:`cardenvs.core.render.TableView` (read by the text and the
         image renders): the dealer, the first leader, 头家 and 末家 in the header; each seat's
         declaration and status; the unused cards, the play to beat with its reading, the
@@ -1659,7 +1666,7 @@ class Wulong(Game):
         return NAT * self.pick_kinds.index(kind) + code % 16
 
     # -- what is hidden from whom (read by cardenvs.core.infostate) ------------------------------
-    def hidden(self, state: np.ndarray, seat: int):
+    def hidden(self, state: np.ndarray, seat: int) -> Hidden:
         """What ``seat`` cannot see: the hands of the seats that have not declared (报牌: the
         hand is public) and have not failed (a failed hand is only 3s, of a public size); a
         hidden active hand is not only 3s (it would have failed); the 8 unused cards.  While a
@@ -1691,6 +1698,7 @@ class Wulong(Game):
         return [STATUS_NAMES[int(state[X_STATUS + q])] for q in range(NP)]
 
     def declared(self, state: np.ndarray) -> list[int]:
+        """The seats that declared (报牌: their hands are public)."""
         return [q for q in range(NP) if state[X_DECL + q]]
 
     def ranking(self, state: np.ndarray) -> list[int]:
