@@ -9,7 +9,8 @@ rules,random --deals N`` plays duplicate deals between agents; ``cardenvs compar
 two arena results of the same deals side by side, deal by deal; ``cardenvs play GAME`` lets you
 play against them in the terminal; ``cardenvs replay FILE.json [--html OUT.html]`` checks a
 replay and prints it or writes an HTML viewer; ``cardenvs serve [--host 127.0.0.1] [--port
-8000]`` starts the web app: play and watch every game in a browser.
+8000]`` starts the web app: play and watch every game in a browser; ``cardenvs train GAME
+[--hours H]`` makes a network-only agent (:mod:`cardenvs.train.pipeline`).
 """
 
 from __future__ import annotations
@@ -100,6 +101,15 @@ def describe_game(name: str, width: int = 100) -> str:
 
 
 def main(argv: Optional[Sequence[str]] = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if argv[:1] == ["train"]:  # its own parser: cardenvs.train.pipeline (the train extra)
+        try:
+            from cardenvs.train.pipeline import main as train_main
+        except ImportError as e:
+            print(f"cardenvs train: error: it needs the train extra ({e.name} is missing): "
+                  f"pip install \"cardenvs[train]\"", file=sys.stderr)
+            return 2
+        return train_main(argv[1:])
     parser = argparse.ArgumentParser(prog="cardenvs", description=__doc__.split("\n\n")[0])
     sub = parser.add_subparsers(dest="cmd", required=True)
     p = sub.add_parser("demo", help="play a seeded deal between random agents and print it")
@@ -164,6 +174,8 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     sv.add_argument("--host", default="127.0.0.1",
                     help="the address to listen on (default 127.0.0.1: this machine only)")
     sv.add_argument("--port", type=int, default=8000)
+    sub.add_parser("train", help="train a network-only agent: imitation, DAgger on search's "
+                                 "labels, fine-tuning, arena and report (cardenvs train --help)")
     args = parser.parse_args(argv)
 
     import cardenvs
