@@ -17,7 +17,7 @@ from __future__ import annotations
 import operator
 import zlib
 from dataclasses import dataclass, field
-from typing import Any, Callable, Optional
+from typing import TYPE_CHECKING, Any, Callable, Optional, Sequence, Union
 
 import numba
 import numpy as np
@@ -32,6 +32,9 @@ from .state import (
 )
 from .table import Table
 from .validate import CardRegion, StateField, StateSpec, check_can_move
+
+if TYPE_CHECKING:
+    from .infostate import Hidden
 
 _I64 = np.dtype(np.int64)
 _F32 = np.dtype(np.float32)
@@ -116,6 +119,12 @@ class Game:
     k_is_legal: Callable
     k_step: Callable
     k_encode: Callable
+    #: ``hidden(state, seat)``: what ``seat`` does not see (:mod:`cardenvs.core.infostate`);
+    #: every game defines it
+    hidden: Callable[[np.ndarray, int], Hidden]
+    #: ``custom_deal(state, options, seed)``: deal the cards ``reset(options=...)`` names
+    #: (:attr:`deal_keys`), checking them first; every game defines it
+    custom_deal: Callable[[np.ndarray, dict, int], None]
 
     def __init__(self, opts: np.ndarray):
         self.opts = opts
@@ -246,7 +255,7 @@ class Game:
                          order=[(PLAY_START, NLOG)] + self.state_order(),
                          cards_when=self.cards_when)
 
-    def check_state(self, state, *, inplace: bool = False) -> np.ndarray:
+    def check_state(self, state: Any, *, inplace: bool = False) -> np.ndarray:
         """``state`` checked as a state vector of this game and option set.
 
         Returns the validated state as a C-contiguous ``int64`` array: ``state`` itself when
@@ -292,7 +301,7 @@ class Game:
         check_can_move(self, s)
         return s
 
-    def check_states(self, states, slots=None) -> np.ndarray:
+    def check_states(self, states: Any, slots: Optional[Sequence[int]] = None) -> np.ndarray:
         """Every row of ``states`` checked as :meth:`check_state` checks one state.
 
         Args:
@@ -444,10 +453,12 @@ class Game:
 
     @staticmethod
     def done(state: np.ndarray) -> bool:
+        """Whether the game of ``state`` is over."""
         return state[PHASE] == P_DONE
 
     @staticmethod
     def current(state: np.ndarray) -> int:
+        """The seat to move in ``state``."""
         return int(state[CUR])
 
     def rewards(self, state: np.ndarray) -> np.ndarray:
@@ -461,10 +472,11 @@ class Game:
         return state[REW0:REW0 + self.n_players].astype(np.float64)
 
     def doublings(self, state: np.ndarray) -> int:
+        """The number of times the stake has doubled (bombs, rockets ...) in ``state``."""
         return int(state[NDOUBLE])
 
     # -- actions -----------------------------------------------------------------------------
-    def action_features(self, ids) -> np.ndarray:
+    def action_features(self, ids: Union[int, Sequence[int], np.ndarray]) -> np.ndarray:
         """Feature rows (float32) of action ids, for agents that score (state, action) pairs.
 
         Row layout: the play's cards as "at least k copies" planes (``ranks x depth``, depth =
@@ -479,12 +491,14 @@ class Game:
         return feats[np.asarray(ids, np.int64)]
 
     def block_of(self, action: int) -> str:
+        """The name of the action block (``"play"``, ``"bid"`` ...) holding ``action``;
+        ``ValueError`` when it is outside the action space."""
         for name, (a, b) in self.blocks.items():
             if a <= action < b:
                 return name
         raise ValueError(f"action {action} is outside the action space [0, {self.n_actions})")
 
-    def block_indices(self, ids) -> np.ndarray:
+    def block_indices(self, ids: Union[int, Sequence[int], np.ndarray]) -> np.ndarray:
         """:meth:`block_of` of many action ids at once: the index of each id's block in
         ``list(self.blocks)`` (int64 array); ``ValueError`` when an id is in no block."""
         ids = np.asarray(ids, np.int64)
@@ -499,6 +513,8 @@ class Game:
         return idx
 
     def action_to_string(self, action: int) -> str:
+        """The text of an action id (``"33344"``, ``"pass"``, ``"bid 2"`` ...), the inverse
+        of :meth:`string_to_action`."""
         action = int(action)
         block = self.block_of(action)
         if block == "play":
@@ -506,6 +522,8 @@ class Game:
         return self._block_string(block, action - self.blocks[block][0])
 
     def string_to_action(self, text: str) -> int:
+        """The action id of an action's text (:meth:`action_to_string`'s notation; a play as
+        its cards or ``body+kickers``); ``ValueError`` naming what is wrong otherwise."""
         if not isinstance(text, str):
             raise TypeError(f"action string must be a str, got {type(text).__name__}")
         t = text.strip()
@@ -541,6 +559,7 @@ class Game:
         return self.pass_id + b
 
     def render(self, state: np.ndarray) -> str:  # pragma: no cover - per game
+        """The ``render_mode="ansi"`` text of ``state``'s table."""
         raise NotImplementedError
 
 
