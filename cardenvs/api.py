@@ -3,26 +3,30 @@
 from __future__ import annotations
 
 from functools import lru_cache
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from .registry import REGISTRY, spec as _spec
 
+if TYPE_CHECKING:
+    from .core.game import Game, GameInfo
+
 #: registry name -> module of the AEC environment (from :data:`cardenvs.registry.REGISTRY`)
 GAMES = {name: s.env_module for name, s in REGISTRY.items()}
 
 
-def make_game(game: str, **options):
+def make_game(game: str, **options: Any) -> Game:
     """The compiled :class:`cardenvs.core.game.Game` of ``game`` with ``options``."""
     return _make_game(game, tuple(sorted(options.items())))
 
 
 @lru_cache(maxsize=32)
-def _make_game(game: str, options: tuple):
+def _make_game(game: str, options: tuple) -> Game:
     return _spec(game).make(**dict(options))
 
 
-def game_info(game: str):
+def game_info(game: str) -> GameInfo:
     """The metadata record (:class:`cardenvs.core.game.GameInfo`) of a game."""
     return make_game(game).info
 
@@ -48,7 +52,7 @@ def _plain_generator(counts, prev, tab, opts, out) -> int:
 
 
 def legal_moves(game: str, hand: str, prev: str | None = None, *, prev_type: str | None = None,
-                **options) -> list[str]:
+                **options: Any) -> list[str]:
     """The distinct card sets of every legal play of ``hand`` (pass excluded).
 
     ``hand`` is the mover's whole hand, and the plays are those the game's env offers a seat
