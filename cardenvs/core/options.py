@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Iterable, Optional
+from typing import Any, Iterable, Optional
 
 import numpy as np
 
@@ -31,7 +31,7 @@ def check_bool(name: str, v) -> None:
 MAX_SEED = 2**63 - 1
 
 
-def check_seed(seed, name: str = "seed") -> int:
+def check_seed(seed: Any, name: str = "seed") -> int:
     """``seed`` as an int in ``[0, 2**63 - 1]``: ``TypeError`` for a non-int (a bool, a
     float, a string), ``ValueError`` for a negative or too large one."""
     if isinstance(seed, (bool, np.bool_)) or not isinstance(seed, (int, np.integer)):
@@ -46,7 +46,7 @@ def checked_options(values: dict, defaults: dict, allowed: dict) -> dict:
     normalised by the type of each default: a bool must be a bool, an int an int within
     ``allowed[name] = (lo, hi)``, anything else one of ``allowed[name]`` (a tuple of choices).
     Raises ``TypeError`` / ``ValueError`` naming the option (see :func:`check_bool` ...)."""
-    out = {}
+    out: dict[str, Any] = {}
     for name, default in defaults.items():
         v = values[name]
         if isinstance(default, bool):
@@ -61,7 +61,7 @@ def checked_options(values: dict, defaults: dict, allowed: dict) -> dict:
     return out
 
 
-def set_env_args(env, render_mode: Optional[str], illegal: str, illegal_reward: float,
+def set_env_args(env: Any, render_mode: Optional[str], illegal: str, illegal_reward: float,
                  info_legal_actions: bool) -> None:
     """Check the arguments every cardenvs environment takes (:class:`cardenvs.core.aec.CardEnv`, the
     single-agent :class:`cardenvs.wrappers.SeatEnv`) and set them on ``env``:

@@ -28,13 +28,16 @@ A failure is a ``ValueError`` naming the field, its value and what was expected.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Optional, Sequence
+from typing import TYPE_CHECKING, Optional, Sequence
 
 import numba
 import numpy as np
 from numba import njit
 
 from .kernels import cttz
+
+if TYPE_CHECKING:
+    from .game import Game
 from .state import CUR, MAXLOG, PHASE, P_DONE, hand_off
 
 I64_MIN, I64_MAX = -(2**63), 2**63 - 1
@@ -148,6 +151,8 @@ class StateSpec:
         return int(r), int(code)
 
     def describe(self, s: np.ndarray, code: int, game: str) -> str:
+        """The message of the failed check ``code`` (:meth:`scan`'s) on state ``s`` of the
+        game named ``game``: the field, its value and its range."""
         kind, i = code >> 32, code & 0xFFFFFFFF
         if kind == K_RANGE:
             return (f"{game} state field {self.names[i]} = {int(s[i])} out of range "
@@ -262,7 +267,8 @@ def _stuck_row(k_legal, states, tab, opts, out):
     return -1
 
 
-def check_can_move(game, states: np.ndarray, slots=None) -> None:
+def check_can_move(game: Game, states: np.ndarray, slots: Optional[Sequence[int]] = None
+                   ) -> None:
     """Raise ``ValueError`` when a state of ``game`` is not over but leaves the seat to move
     no legal action (e.g. his hand moved to his played pile): the env would be stuck, a
     :class:`cardenvs.vector.VectorGame` slot could not be derived.
