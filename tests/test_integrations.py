@@ -415,7 +415,7 @@ def test_new_process_loads_the_search_kernels_from_the_cache():
     """A second process runs `search` without compiling: every specialised function it uses
     (state loader, rollout engine, policy scores, candidates' first steps) is a cache hit."""
     code = ("import numpy as np, cardenvs\n"
-            "from agents.search import SearchAgent\n"
+            "from cardenvs.agents.search import SearchAgent\n"
             "g = cardenvs.make_game('wakeng'); s = g.new_state(); g.reset(s, 3)\n"
             "from cardenvs.core.state import PHASE, P_PLAY\n"
             "buf = np.zeros(g.n_actions + 1, np.int64)\n"
