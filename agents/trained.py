@@ -1,7 +1,7 @@
 """The ``trained`` agent: a Q network over (state, action) pairs, run in numpy only.
 
-The network is the one the Deep Monte-Carlo learner (``train/dmc.py``) and the rollout
-improver (``train/improve.py``) train: an MLP scoring the pair (observation of the seat to
+The network is the one the Deep Monte-Carlo learner (``train/dmc.py``) and the distiller
+(``train/distill.py``, ``cardenvs train``) train: an MLP scoring the pair (observation of the seat to
 move, feature row of one legal action) with the seat's expected return.  The agent plays the
 legal action of highest score, or, for weights naming a prior agent, that agent's action
 unless the network scores another clearly higher.  Weights without a prior make a
@@ -28,7 +28,7 @@ Weight file format (``.npz``, written by :func:`save_weights`, read by :func:`lo
   notes.  Arrays may be stored as float16; they are computed in float32.  Optional:
   ``prior`` (a registered agent name) and ``prior_margins`` (``{"play": m, "other": m,
   "pass": m}``, a score difference each, ``null`` for never): the network then scores deviations from that
-  agent's move (weights of ``train/improve.py``, which learns ``Q`` of the prior's own play):
+  agent's move (the former override files, whose network learned ``Q`` of the prior's own play):
   the agent plays the prior's action unless the best-scored legal action scores more than the
   margin above it (:func:`choose_with_prior`).  The ``play`` margin applies to the card plays
   and the pass of a decision offering a card play (a row of the play table: id below
@@ -42,11 +42,9 @@ observation's nonzero entries (:func:`first_layer`, numba), the action part once
 layers on every legal action in one matmul each.  ``train.dmc.FactoredScorer`` does the same
 in torch during training (its cache follows the changing weights).
 
-Weights for game ``G`` (default options) ship as ``agents/weights/G.npz`` (``rules`` plus a
-learned override) and ``agents/weights/G_network.npz`` (network-only); ``trained`` loads the
-first unless the game's registry record names another file (``GameSpec.trained_weights``):
-in all six games ``trained`` is the network-only file, stronger than the override file (Pao
-De Kuai ships none: ``train.improve``'s never beat ``rules`` there).  The network-only files
+Weights for game ``G`` (default options) ship as ``agents/weights/G_network.npz``
+(network-only), the file the game's registry record names (``GameSpec.trained_weights``;
+``agents/weights/G.npz`` for a game that names none).  The network-only files
 of 3- and 4-player Dou Dizhu, Pao De Kuai, Lanxi Wulong and Da Niangniang take the ``"plan"``
 context inputs, Wakeng's the ``"plan_picks"`` ones (:mod:`agents.context`), which the agent computes at
 every decision.
@@ -321,8 +319,8 @@ class QNetwork:
         if not isinstance(path, (str, os.PathLike)):
             raise TypeError(f"weights path must be a str or path, got {type(path).__name__}")
         if not os.path.exists(path):
-            raise WeightFileError(f"no weight file at {path!r} (train one with `python -m "
-                                  f"train.improve GAME` or `python -m train.dmc GAME`)")
+            raise WeightFileError(f"no weight file at {path!r} (train one with `cardenvs "
+                                  f"train GAME` or `python -m train.dmc GAME`)")
         try:
             self._read(path)
         except WeightFileError:

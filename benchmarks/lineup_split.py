@@ -4,7 +4,7 @@ many seats the first agent holds.
 Usage (from the repository root)::
 
     python -m benchmarks.lineup_split wakeng trained:agents/weights/wakeng_network.npz \\
-        trained:agents/weights/wakeng_distill.npz --deals 4000
+        trained:agents/weights/wakeng_network.npz --deals 4000
 
 In a game of three seats ``cardenvs arena`` plays every deal in six lineups: the first agent
 alone at each seat, and at each pair of seats.  Each group of three is itself paired (the deal's

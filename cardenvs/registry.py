@@ -189,6 +189,6 @@ register(GameSpec(
     "cardenvs/PaoDeKuai-Seat-v0", "docs/rules/paodekuai.md", pile="unused", places="winner",
     default_slots=1024, rules_part="rules:PaoDeKuaiPart",
     move_generator="cardenvs.games.paodekuai:gen_rows",
-    # the network-only agent with context inputs: +3.30 a deal over `rules` (whom train.improve's
+    # the network-only agent with context inputs: +3.30 a deal over `rules` (whom an override
     # file only matched), +0.95 over the file of 2026-12-02 without them
     trained_weights="paodekuai_network.npz"))

@@ -46,7 +46,7 @@ def sigterm_after_first_log(proc, out, timeout: float = 240) -> dict:
 
 
 def stop_with_sigterm(proc, out) -> dict:
-    """SIGTERM a trainer subprocess (``train.dmc`` / ``train.improve`` writing to ``out``):
+    """SIGTERM a trainer subprocess (``train.dmc`` / ``train.finetune`` writing to ``out``):
     it must exit with 128 + SIGTERM, say so without a traceback, and leave a checkpoint
     holding at least one update, which is returned."""
     import signal

@@ -44,7 +44,9 @@ def test_variants_hand_one_kind_of_decision_to_the_network(tmp_path):
 
 
 def test_write_variant_refuses_a_prior_file(tmp_path):
-    src = os.path.join(WEIGHTS_DIR, "wulong.npz")  # rules + learned 报牌
+    src = str(tmp_path / "prior.npz")  # rules + a learned override
+    decision_split.write_variant(os.path.join(WEIGHTS_DIR, "wulong_network.npz"), src,
+                                 decision_split.VARIANTS["plays"])
     with pytest.raises(ValueError, match="prior"):
         decision_split.write_variant(src, str(tmp_path / "x.npz"), decision_split.VARIANTS["plays"])
     assert not (tmp_path / "x.npz").exists()

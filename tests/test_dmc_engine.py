@@ -189,9 +189,19 @@ def test_init_warm_starts_from_a_weight_file(tmp_path):
     assert t.scale == pytest.approx(src.scale)
     with pytest.raises(ValueError, match="hidden sizes"):
         DMC(_cfg(tmp_path / "c", game="wakeng", init=path, hidden=(32,)))
-    with pytest.raises(ValueError, match="advantages"):  # the shipped rules-override network
-        DMC(_cfg(tmp_path / "d", init=os.path.join(WEIGHTS_DIR, "doudizhu.npz"),
-                 hidden=(512, 256, 256, 128)))
+    override = _override_file(tmp_path / "override.npz")  # rules + a learned override
+    with pytest.raises(ValueError, match="advantages"):
+        DMC(_cfg(tmp_path / "d", init=override, hidden=(512, 256, 128)))
+
+
+def _override_file(path) -> str:
+    """A ``rules``-prior file (rules, overridden where the network scores a move clearly
+    better) made from the shipped Dou Dizhu network."""
+    from benchmarks.decision_split import VARIANTS, write_variant
+
+    write_variant(os.path.join(WEIGHTS_DIR, "doudizhu_network.npz"), str(path),
+                  VARIANTS["plays"])
+    return str(path)
 
 
 def test_lockstep_baseline_still_trains(tmp_path):
@@ -213,9 +223,8 @@ def test_dmc_weights_make_a_network_only_agent(tmp_path):
     t.run()
     agent = TrainedAgent(make_game("wakeng"), weights=str(tmp_path / "wakeng.npz"))
     assert agent.network_only and agent.prior is None and agent.net.meta["mode"] == "network"
-    override = os.path.join(WEIGHTS_DIR, "doudizhu4.npz")  # rules + learned bidding
-    shipped = TrainedAgent(make_game("doudizhu4"), weights=override)
-    assert not shipped.network_only and shipped.prior is not None
+    override = TrainedAgent(make_game("doudizhu"), weights=_override_file(tmp_path / "o.npz"))
+    assert not override.network_only and override.prior is not None
 
 
 def _run_with_eval_log(tmp_path, name: str, text: str):

@@ -393,10 +393,8 @@ def test_action_rows_errors_eviction_and_pickle():
 
 # shipped networks without context inputs, as train.dmc's self-play takes them (the
 # network-only files of every game take context inputs since 2026-12-03): the Dou Dizhu network
-# fitted against RLCard's model (its features are the default action set's) and Wakeng's
-# train.improve network
-@pytest.mark.parametrize("name,file", [("doudizhu", "doudizhu_rlcard_network.npz"),
-                                       ("wakeng", "wakeng_improve.npz")])
+# fitted against RLCard's model (its features are the default action set's)
+@pytest.mark.parametrize("name,file", [("doudizhu", "doudizhu_rlcard_network.npz")])
 def test_bfloat16_scores_stay_near_float32(name, file):
     """``dtype="bfloat16"`` (``train.dmc --act-dtype``): a trained network's scores within 1% of
     their spread of the float32 Sequential's (measured in Dou Dizhu: 0.3-0.4%), the same best

@@ -26,7 +26,7 @@ if any(importlib.util.find_spec(m) is None for m in ("pip", "setuptools")):
 
 CHECK = textwrap.dedent("""
     import importlib.util, json, os, sys
-    import cardenvs, cardenvs.agents, cardenvs.train.dmc, cardenvs.train.improve
+    import cardenvs, cardenvs.agents, cardenvs.train.dmc, cardenvs.train.pipeline
     from cardenvs.arena import import_agents, agents_module
     pkg = import_agents()
     print(json.dumps({
@@ -35,7 +35,7 @@ CHECK = textwrap.dedent("""
         "top_agents": importlib.util.find_spec("agents") is not None,
         "top_train": importlib.util.find_spec("train") is not None,
         "weights": os.path.isfile(os.path.join(os.path.dirname(pkg.__file__), "weights",
-                                               "wakeng.npz")),
+                                               "wakeng_network.npz")),
         "trained": agents_module("trained").__name__,
         "registry": pkg.agent_class("rules").__module__,
         "train_main": importlib.util.find_spec("cardenvs.train.__main__") is not None,

@@ -204,7 +204,6 @@ def test_scorer_int8_on_self_play_positions(name):
 
 # shipped networks: without context inputs (as train.dmc self-plays them) and with them
 @pytest.mark.parametrize("name,file", [("doudizhu", "doudizhu_rlcard_network.npz"),
-                                       ("wakeng", "wakeng_improve.npz"),
                                        ("wakeng", "wakeng_network.npz"),
                                        ("doudizhu4", "doudizhu4_network.npz")])
 def test_int8_scores_stay_near_float32(name, file):

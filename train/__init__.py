@@ -3,12 +3,12 @@
 * ``python -m train.dmc GAME --minutes M --out DIR``: the DouZero-style Deep Monte-Carlo
   learner (:mod:`train.dmc`), which scores (state, action) pairs and exports numpy weights for
   the ``trained`` agent (:mod:`agents.trained`).
-* ``python -m train.improve GAME --minutes M --out DIR``: rollout policy improvement over the
-  ``rules`` agent (:mod:`train.improve`): paired rollouts of the same deal give the exact
-  advantage of another move; the exported weights name ``rules`` as their prior, which the
-  network overrides where it scores a move clearly better.
+* ``cardenvs train GAME --hours H --out DIR`` (:mod:`train.pipeline`): the whole recipe of
+  the shipped networks as one resumable command (imitation of ``rules``, DAgger rounds on
+  ``search``'s labels, ``train.finetune``, an arena against ``rules`` and a report).
 * ``python -m train.distill collect GAME --teacher search`` then ``fit GAME``: a network-only
-  agent that imitates a teacher agent (:mod:`train.distill`; DAgger with ``--player``).
+  agent that imitates a teacher agent (:mod:`train.distill`; DAgger with ``--player``);
+  ``python -m train.finetune GAME --init NPZ``: that network fine-tuned on its own score.
 * :mod:`train.selfplay`: the self-play data engine every trainer can draw samples from
   (``SelfPlay(game, n).batches(policy_fn, B)``: games, observations, action features and
   Monte-Carlo targets in numba over :class:`cardenvs.vector.VectorGame`; ``ActorPool``

@@ -2,7 +2,7 @@
 directory's files (CSV logs, ``config.json``, atomic checkpoints, the evaluation plot), the
 session's progress bar and evaluations, and the command line's common arguments.
 
-:mod:`train.dmc`, :mod:`train.exit` and :mod:`train.improve` are each one learner over these
+:mod:`train.dmc`, :mod:`train.exit` and :mod:`train.finetune` are each one learner over these
 pieces; a trainer object used with :func:`run_session` / :func:`evaluate_network` has a
 ``cfg`` (with ``game``, ``out``, ``seed``, ``eval_agents``, ``eval_deals``), a ``game``, a
 ``net`` with its greedy ``policy``, ``counters`` (``train_s`` among them), ``eval_history``
