@@ -23,7 +23,7 @@ from .core.infostate import (
 )
 from .registry import REGISTRY
 
-__version__ = "0.1.0"
+__version__ = "0.2.0"
 
 #: registry name -> gymnasium id of its SeatEnv view (kwargs of ``gymnasium.make`` go to SeatEnv)
 GYM_IDS = {name: s.gym_id for name, s in REGISTRY.items()}
