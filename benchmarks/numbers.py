@@ -122,28 +122,40 @@ def block_games() -> str:
 
 
 def block_strength() -> str:
-    """Each game's ``trained - rules`` and ``rules - random``, per deal, with 95% CIs."""
+    """Each game's ``trained - rules``, ``search - rules`` and ``rules - random``, per deal,
+    with 95% CIs (and the deals each was measured on)."""
     from cardenvs import GAMES, make_game
 
-    rows = ["| game | trained − rules | rules − random | deals, seed |",
-            "| --- | ---: | ---: | --- |"]
+    pairs = (("trained", "rules"), ("search", "rules"), ("rules", "random"))
+    rows = ["| game | trained − rules | search − rules | rules − random | deals |",
+            "| --- | ---: | ---: | ---: | --- |"]
     for game in GAMES:
-        tr = find_result(game, "trained", "rules", {})
-        rr = find_result(game, "rules", "random", {})
-        if tr is None and rr is None:
+        found = [find_result(game, a, b, {}) for a, b in pairs]
+        if not any(found):
             continue
         cells = []
-        for res in (tr, rr):
+        for res in found:
             if res is None:
                 cells.append("—")
                 continue
             _, st = _pair(res)
             cells.append(_ci(st, _digits(st["score_diff"])))
-        deals = " / ".join(f"{r['deals']:,}" for r in (tr, rr) if r is not None)
-        seed = (tr or rr)["seed"]
-        rows.append(f"| {make_game(game).info.title} | **{cells[0]}** | {cells[1]} | "
-                    f"{deals}, seed {seed} |")
-    return "\n".join(rows) + "\n"
+        deals = " / ".join(f"{r['deals']:,}" if r else "—" for r in found)
+        rows.append(f"| {make_game(game).info.title} | **{cells[0]}** | {cells[1]} | {cells[2]} "
+                    f"| {deals} |")
+    text = "\n".join(rows) + "\n"
+    extra = [r for r in strength_results() if _pair(r)[0].startswith("trained:")]
+    for res in extra:
+        name, st = _pair(res)
+        a, b = name.split(" - ")
+        opts = ", ".join(f"{k}={v!r}" for k, v in res["options"].items())
+        wins = res["by_role"].get(a, {}) if res.get("by_role") else {}
+        rates = ", ".join(f"{role} {v['win_rate']:.1%}" for role, v in wins.items() if v["games"])
+        text += (f"\nIn {make_game(res['game']).info.title} with {opts or 'default options'}, "
+                 f"`{a}` − `{b}`: **{_ci(st, _digits(st['score_diff']))}** per deal over "
+                 f"{res['deals']:,} deals" + (f" (deals won by role: {rates})" if rates else "")
+                 + ".\n")
+    return text
 
 
 def main_job_output() -> str:
