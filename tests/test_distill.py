@@ -585,3 +585,60 @@ def test_fit_killed_by_sigkill_resumes_to_the_unbroken_fit(collection, tmp_path)
     res = distill.fit("wakeng", str(collection), str(b), **kw, resume=True)
     assert res["epochs"] == 8 and [r["epoch"] for r in res["history"]] == list(range(1, 9))
     _same_fit(a, b, epochs=8)
+
+
+def test_fit_resume_fuzz_damaged_checkpoints_are_value_errors_writing_nothing(collection,
+                                                                              unbroken,
+                                                                              tmp_path):
+    """A checkpoint inside an epoch (a valid one, made by hand) with fields of the wrong
+    kind, range or shape, or cut short at seeded places: every ``resume`` is a
+    ``ValueError`` and no file of the fit or the collection changes."""
+    import shutil
+
+    import torch
+
+    from cardenvs.train import distill_resume as dr
+
+    out = tmp_path / "run"
+    shutil.copytree(unbroken[0], out)
+    ck = out / "checkpoint.pt"
+    state = torch.load(ck, weights_only=False)
+    n, batch = state["decisions"], _KW["batch"]
+    state.update(perm=np.arange(n)[::-1].copy(), pos=batch, losses=[0.5],
+                 steps=state["steps"] + 1)
+    dr.check_data(state, str(out), n, state["held_out"], batch)  # consistent: accepted
+    torch.save(state, ck)
+    good = ck.read_bytes()
+
+    def edit(**kw):
+        s = torch.load(ck, weights_only=False)
+        s.update(kw)
+        return s
+
+    mutations = [
+        dict(epoch=-1), dict(epoch=True), dict(steps=state["steps"] + 1), dict(pos=n + 5),
+        dict(pos=0), dict(perm=np.arange(n) + 1), dict(perm=np.zeros(n, np.int64)),
+        dict(perm=np.arange(n - 1)), dict(perm=np.arange(n) * 0.5), dict(losses=["x"]),
+        dict(losses=[]), dict(losses=[float("nan")]), dict(history=[{"updates": 10**9}]),
+        dict(history=7), dict(evals=[1]), dict(train_s=float("nan")), dict(train_s="1"),
+        dict(np_rng={}), dict(torch_rng=torch.zeros(3, dtype=torch.uint8)), dict(net={}),
+        dict(opt={"state": {}, "param_groups": []}), dict(decisions="many"),
+        dict(config=dict(state["config"], seed=9)), dict(config=None),
+    ]
+    rng = np.random.default_rng(1)
+    cuts = sorted(rng.integers(0, len(good), 6).tolist())
+    kw = dict(_KW, epochs=6)
+    for i, case in enumerate([good[:c] for c in cuts] + mutations):
+        if isinstance(case, dict):
+            ck.write_bytes(good)
+            torch.save(edit(**case), ck)
+        else:
+            ck.write_bytes(case)
+        snap = _files(out, collection)
+        with pytest.raises(ValueError, match="--resume: |the checkpoint in"):
+            distill.fit("wakeng", str(collection), str(out), **kw, resume=True)
+            pytest.fail(f"accepted: {case if isinstance(case, dict) else f'cut {i}'}")
+        assert _files(out, collection) == snap, case if isinstance(case, dict) else i
+    ck.write_bytes(good)  # the intact file resumes inside epoch 5
+    res = distill.fit("wakeng", str(collection), str(out), **kw, resume=True)
+    assert res["epochs"] == 6 and res["stopped"] is None

@@ -552,3 +552,48 @@ def test_resume_of_another_run_or_a_damaged_checkpoint_is_refused_writing_nothin
     assert r.returncode == 2 and "Traceback" not in r.stderr, r.stderr
     assert "written with lr=0.0001" in r.stderr and r.stderr.count("\n") == 1
     assert _files(run) == before
+
+
+def test_resume_fuzz_damaged_checkpoints_are_value_errors_writing_nothing(tmp_path):
+    """Checkpoints cut short at seeded places and with fields of the wrong kind, range or
+    shape: every ``--resume`` is a ``ValueError`` and no file of the run changes."""
+    init = _tiny_file(tmp_path / "init.npz")
+    run = tmp_path / "run"
+    Finetune(_cfg(run, init, eval_deals=4, max_iterations=1)).run()
+    ck = run / "checkpoint.pt"
+    good = ck.read_bytes()
+
+    def edit(fn):
+        ck.write_bytes(good)
+        state = torch.load(ck, weights_only=False)
+        out = fn(state)
+        return state if out is None else out
+
+    mutations = [
+        lambda c: [c], lambda c: {"net": c["net"]}, lambda c: c.update(config="wakeng"),
+        lambda c: c["config"].update(seed=3), lambda c: c["config"].pop("game"),
+        lambda c: c["counters"].update(iterations=-1),
+        lambda c: c["counters"].update(train_s=float("nan")),
+        lambda c: c["counters"].update(games="many"), lambda c: c["counters"].pop("updates"),
+        lambda c: c["counters"].update(decisions=float("inf")),
+        lambda c: c.update(eval_history=7), lambda c: c.update(eval_history=[1]),
+        lambda c: c.update(rng={"bit_generator": "MT19937"}), lambda c: c.update(rng=None),
+        lambda c: c.update(net={}), lambda c: c.update(opt={"state": {}, "param_groups": []}),
+        lambda c: c.pop("opt"),
+    ]
+    rng = np.random.default_rng(0)
+    cuts = sorted(rng.integers(0, len(good), 8).tolist())
+    cases = [good[:n] for n in cuts] + [None] * len(mutations)
+    for i, case in enumerate(cases):
+        if case is None:
+            torch.save(edit(mutations[i - len(cuts)]), ck)
+        else:
+            ck.write_bytes(case)
+        snap = _files(run)
+        with pytest.raises(ValueError, match="--resume: |the checkpoint in"):
+            Finetune(_cfg(run, init, eval_deals=4, max_iterations=2), resume=True)
+            pytest.fail(f"accepted: case {i}")
+        assert _files(run) == snap, i
+    ck.write_bytes(good)  # the intact file still resumes
+    assert Finetune(_cfg(run, init, eval_deals=4, max_iterations=2), resume=True).run()[
+        "iterations"] == 2

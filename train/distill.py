@@ -501,7 +501,7 @@ def fit(game: str, data, out: Optional[str] = None, *, options: Optional[dict] =
     tr = Decisions(train_paths, ctx_fn, progress)
     ho = Decisions(held_paths, ctx_fn, progress) if held_paths else None
     if ck is not None:
-        check_data(ck, out, len(tr), len(ho) if ho is not None else 0)
+        check_data(ck, out, len(tr), len(ho) if ho is not None else 0, batch)
     w_dec = torch.from_numpy(bw[g.block_indices(tr.action)].astype(np.float32))
     obs_dim, feat_dim = game_dims(g)
     if tr.obs.shape[1] != obs_dim:

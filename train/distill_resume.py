@@ -48,7 +48,7 @@ def load_fit(out: str, settings: dict) -> dict:
     or settings (any but :data:`FREE`).  Reads only."""
     ck = load_checkpoint(out, settings["game"], settings["options"], settings, FREE)
     need = ("net", "opt", "np_rng", "torch_rng", "epoch", "steps", "decisions", "held_out",
-            "history", "evals", "train_s")
+            "history", "evals", "train_s", "perm", "pos", "losses")
     missing = [k for k in need if k not in ck]
     if missing:
         raise ValueError(f"--resume: the checkpoint in {out!r} is not a distill fit's "
@@ -56,14 +56,59 @@ def load_fit(out: str, settings: dict) -> dict:
     return ck
 
 
-def check_data(ck: dict, out: str, decisions: int, held_out: int) -> None:
+def _count(v: Any) -> bool:
+    """``v`` is an int >= 0 (not a bool)."""
+    return isinstance(v, (int, np.integer)) and not isinstance(v, bool) and v >= 0
+
+
+def _damage(ck: dict, decisions: int, batch: int) -> Optional[str]:
+    """What makes the checkpoint's counters, order and rows inconsistent with each other and
+    with ``decisions`` training decisions in batches of ``batch`` (``None``: nothing)."""
+    for k in ("epoch", "steps", "decisions", "held_out", "pos"):
+        if not _count(ck.get(k)):
+            return f"{k}={ck.get(k)!r} is no count"
+    t = ck["train_s"]
+    if isinstance(t, bool) or not isinstance(t, (int, float)) or not 0 <= t < float("inf"):
+        return f"train_s={t!r} is no number of seconds"
+    per_epoch = -(-decisions // batch)
+    perm, pos, losses = ck.get("perm"), ck["pos"], ck.get("losses")
+    inside = 0
+    if perm is not None:
+        perm = np.asarray(perm)
+        if (perm.shape != (decisions,) or perm.dtype.kind not in "iu"
+                or not np.array_equal(np.sort(perm), np.arange(decisions))):
+            return "the epoch's order is no permutation of the training decisions"
+        if not 0 < pos < decisions:
+            return f"the position {pos} lies outside the epoch's {decisions} decisions"
+        inside = -(-pos // batch)
+        if (not isinstance(losses, list) or len(losses) != inside
+                or not all(isinstance(x, float) and np.isfinite(x) for x in losses)):
+            return "the epoch's losses do not match its position"
+    if ck["steps"] != ck["epoch"] * per_epoch + inside:
+        return (f"{ck['steps']} updates are not {ck['epoch']} epochs of {per_epoch} and "
+                f"{inside} more")
+    for k in ("history", "evals"):
+        rows = ck[k]
+        if not isinstance(rows, list) or not all(
+                isinstance(r, dict) and _count(r.get("updates")) and r["updates"] <= ck["steps"]
+                for r in rows):
+            return f"its {k} rows are no list of rows logged up to its updates"
+    return None
+
+
+def check_data(ck: dict, out: str, decisions: int, held_out: int, batch: int) -> None:
     """A ``ValueError`` when the collections now hold other decisions than when the
-    checkpoint was written (a resumed fit must see the same ones)."""
-    if (int(ck["decisions"]), int(ck["held_out"])) != (decisions, held_out):
+    checkpoint was written (a resumed fit must see the same ones), or when the checkpoint's
+    state is inconsistent (a damaged or hand-edited file)."""
+    if _count(ck["decisions"]) and _count(ck["held_out"]) and \
+            (ck["decisions"], ck["held_out"]) != (decisions, held_out):
         raise ValueError(f"--resume: the checkpoint in {out!r} was fitted on {ck['decisions']} "
                          f"training and {ck['held_out']} held-out decisions; the collections "
                          f"now hold {decisions} and {held_out}: a resumed fit needs the same "
                          f"ones (start a new fit in another --out)")
+    why = _damage(ck, decisions, batch)
+    if why is not None:
+        raise ValueError(f"--resume: the checkpoint in {out!r} is damaged: {why}")
 
 
 def restore(ck: dict, out: str, net, opt, rng: np.random.Generator) -> None:

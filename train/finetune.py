@@ -409,7 +409,11 @@ class Finetune:
             self.sampler.rng.bit_generator.state = ck["rng"]
             counters = {k: type(v)(ck["counters"][k]) for k, v in self.counters.items()}
             history = list(ck["eval_history"])
-        except (KeyError, TypeError, ValueError, RuntimeError) as e:
+            bad = [k for k, v in counters.items() if not 0 <= v < float("inf")]
+            if bad or not all(isinstance(r, dict) for r in history):
+                raise ValueError(f"counters {bad} out of range" if bad else
+                                 "evaluation rows that are no rows")
+        except (KeyError, TypeError, ValueError, RuntimeError, OverflowError) as e:
             raise ValueError(f"--resume: the checkpoint in {cfg.out!r} does not fit this run "
                              f"({type(e).__name__}: {e})") from None
         self.counters, self.eval_history = counters, history
