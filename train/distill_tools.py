@@ -59,7 +59,8 @@ def average(game: str, paths: Sequence[str], out: str) -> dict:
     Returns ``{"weights": out, "averaged": [...]}``."""
     from cardenvs.arena import agents_module
 
-    QNetwork, save_weights = agents_module("trained").QNetwork, agents_module("trained").save_weights
+    trained = agents_module("trained")
+    QNetwork, save_weights = trained.QNetwork, trained.save_weights
 
     if isinstance(paths, (str, os.PathLike)):
         raise TypeError("paths must be a list of weight files, not one path")
