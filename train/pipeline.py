@@ -112,6 +112,9 @@ class GameConfig:
     finetune_eval_every: int = 50
     arena_deals: int = 2000
     teacher_deal_s: float = 0.1
+    #: deals of the teacher's decisions one second of fitting covers (an epoch), used only to
+    #: size the imitation's collection to its fit in a short budget
+    fit_deals_per_s: float = 60.0
     search_deal_s: float = 1.0
     #: the least minutes a DAgger round is planned with (fewer rounds in a short budget)
     min_round_minutes: float = 2.0
@@ -135,6 +138,10 @@ class GameConfig:
         for name in ("fit_eval_deals", "finetune_eval_deals"):
             if getattr(self, name) < 0:
                 raise ValueError(f"--set {name}: must be >= 0, got {getattr(self, name)!r}")
+        for name in ("teacher_deal_s", "search_deal_s", "fit_deals_per_s", "min_round_minutes",
+                     "finetune_lr"):
+            if getattr(self, name) <= 0:
+                raise ValueError(f"--set {name}: must be > 0, got {getattr(self, name)!r}")
         if not 0.0 <= self.player_share <= 1.0:
             raise ValueError(f"--set player_share: must lie in [0, 1], got {self.player_share!r}")
         shares = [getattr(self, f"share_{s}") for s in ("imitate", "dagger", "finetune", "arena")]
@@ -210,7 +217,9 @@ def make_plan(game: str, cfg: GameConfig, hours: float, jobs: int) -> list[dict]
     fit = dict(context=cfg.context, hidden=cfg.hidden, eval_deals=0)
     stages = [
         dict(name="imitate.collect", kind="collect", share=im_c, out="imitate/data",
-             teacher=cfg.teacher, deals=cfg.imitate_deals, seed=0, player=None,
+             teacher=cfg.teacher, seed=0, player=None,
+             deals=int(min(cfg.imitate_deals, max(50, total * im_f * cfg.fit_deals_per_s
+                                                  / cfg.imitate_epochs))),
              block=_block(total * im_c, cfg.teacher_deal_s, cfg.imitate_block, jobs)),
         dict(fit, name="imitate.fit", kind="fit", share=im_f, data=["imitate/data"],
              out="imitate/fit", init=None, epochs=cfg.imitate_epochs,
