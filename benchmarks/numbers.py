@@ -93,31 +93,27 @@ def block_games() -> str:
     from cardenvs import GAMES, make_game
     from cardenvs.registry import spec
 
-    try:
-        from cardenvs.core.compact import compact_size
-    except ImportError:  # no compact mode in this version
-        compact_size = None
+    from cardenvs.core.compact import codec_of
+
+    def compact_size(name: str) -> int:
+        return int(codec_of(make_game(name)).n)
+    hanzi = {"doudizhu": "斗地主", "doudizhu4": "四人斗地主", "wakeng": "挖坑", "niangniang": "打娘娘",
+             "wulong": "兰溪乌龙", "paodekuai": "跑得快"}
     notes = {
         "doudizhu": "auction, spring, presets matching DouZero's and RLCard's move sets",
-        "doudizhu4": "two decks, 1 landlord against 3 farmers",
+        "doudizhu4": "two decks, one landlord against three farmers",
         "wakeng": "52 cards, 明牌 open hand, bombs on/off, first-bidder variants",
         "niangniang": "wild jokers, the exchange and its 活子 penalty, match play",
         "wulong": "two decks, four wild jokers, 报牌 declarations, each for himself",
         "paodekuai": "48 cards, must beat (有大必压), short last plays, bombs paid mid-deal",
     }
-    head = "| game | id | players | flat actions |"
-    rule = "| --- | --- | ---: | ---: |"
-    if compact_size is not None:
-        head += " compact actions |"
-        rule += " ---: |"
-    lines = [head + " what is special |", rule + " --- |"]
+    lines = ["| game | id | players | flat actions | compact actions | what is special |",
+             "| --- | --- | ---: | ---: | ---: | --- |"]
     for name in GAMES:
         g = make_game(name)
         s = spec(name)
-        row = (f"| {g.info.title} | `{s.env_module}` | {g.n_players} | {g.n_actions:,} |")
-        if compact_size is not None:
-            row += f" {compact_size(name):,} |"
-        lines.append(row + f" {notes.get(name, '')} |")
+        lines.append(f"| {hanzi.get(name, '')} {g.info.title} | `{s.env_module}` | {g.n_players} | {g.n_actions:,} | "
+                     f"{compact_size(name):,} | {notes.get(name, '')} |")
     return "\n".join(lines) + "\n"
 
 
@@ -148,12 +144,13 @@ def block_strength() -> str:
     for res in extra:
         name, st = _pair(res)
         a, b = name.split(" - ")
-        opts = ", ".join(f"{k}={v!r}" for k, v in res["options"].items())
-        wins = res["by_role"].get(a, {}) if res.get("by_role") else {}
-        rates = ", ".join(f"{role} {v['win_rate']:.1%}" for role, v in wins.items() if v["games"])
+        opts = ", ".join(f"`{k}={v!r}`" for k, v in res["options"].items())
+        spec = (res.get("agent_specs") or {}).get(a, a)
+        roles = res["by_role"].get(a, {}) if res.get("by_role") else {}
+        rates = ", ".join(f"{role} {v['win_rate']:.1%}" for role, v in roles.items() if v["games"])
         text += (f"\nIn {make_game(res['game']).info.title} with {opts or 'default options'}, "
-                 f"`{a}` − `{b}`: **{_ci(st, _digits(st['score_diff']))}** per deal over "
-                 f"{res['deals']:,} deals" + (f" (deals won by role: {rates})" if rates else "")
+                 f"`{spec}` − `{b}`: **{_ci(st, _digits(st['score_diff']))}** per deal over "
+                 f"{res['deals']:,} deals" + (f"; its win rate as {rates}" if rates else "")
                  + ".\n")
     return text
 
