@@ -231,9 +231,25 @@ def block_weights() -> str:
     return "\n".join(rows) + "\n"
 
 
+def block_charts() -> str:
+    """The arena charts of ``trained - rules`` per game (links relative to ``docs/``)."""
+    from cardenvs import make_game
+
+    lines = []
+    for res in strength_results():
+        name, _ = _pair(res)
+        png = (ROOT / res["_file"]).with_suffix(".png")
+        if name != "trained - rules" or res["options"] or not png.exists():
+            continue
+        rel = Path("..") / png.relative_to(ROOT)
+        title = make_game(res["game"]).info.title
+        lines += [f"### {title}", "", f"![{title}: trained against rules]({rel.as_posix()})", ""]
+    return "\n".join(lines)
+
+
 BLOCKS: dict[str, Callable[[], str]] = {
     "games": block_games, "strength": block_strength, "main-job": block_main_job,
-    "speed": block_speed, "weights": block_weights,
+    "speed": block_speed, "weights": block_weights, "charts": block_charts,
 }
 
 
