@@ -128,3 +128,33 @@ def alias_bare_name(name: str) -> ModuleType:
         sys.meta_path.insert(0, _FINDER)
     sys.modules[name] = real
     return real
+
+
+#: written into a checkout's ``agents/__pycache__`` / ``train/__pycache__`` once its numba cache
+#: holds only files compiled under the one import name (``cardenvs.agents.X``)
+CACHE_MARK = ".cardenvs-import-names"
+
+
+def forget_bare_name_caches(folder: Path) -> int:
+    """Delete numba cache files that a checkout's release 0.1.0 wrote under the bare name.
+
+    0.1.0 compiled ``agents/`` and ``train/`` under the names ``agents.X`` / ``train.X`` too, and
+    numba reads a cache index before it checks it, so such a file makes every later process
+    that knows only ``cardenvs.agents.X`` fail (``No module named 'agents'``).  The first import
+    of this version deletes the folder's ``__pycache__/*.nbi`` / ``*.nbc`` once (they are
+    compiled again) and leaves :data:`CACHE_MARK` there; later imports only see the mark.
+    Returns the number of files deleted (0 for a folder that is not writable).
+    """
+    cache = Path(folder) / "__pycache__"
+    if (cache / CACHE_MARK).exists():
+        return 0
+    gone = 0
+    try:
+        cache.mkdir(exist_ok=True)
+        for path in list(cache.glob("*.nbi")) + list(cache.glob("*.nbc")):
+            path.unlink(missing_ok=True)
+            gone += 1
+        (cache / CACHE_MARK).write_text("numba's cache here holds cardenvs.* module names only\n")
+    except OSError:  # a read-only install: nothing of 0.1.0's can be there to delete
+        return gone
+    return gone

@@ -108,3 +108,24 @@ def test_import_subpackage_names_the_package():
     assert import_subpackage("agents") is cardenvs.agents
     with pytest.raises(ValueError, match="unknown subpackage 'nope'"):
         import_subpackage("nope")
+
+
+def test_numba_caches_of_the_bare_names_are_forgotten_once(tmp_path):
+    """A checkout upgraded from 0.1.0 holds numba cache files compiled as ``agents.X``; the first
+    import deletes its cache files once (they compile again), later imports keep them."""
+    from cardenvs.subpackages import CACHE_MARK, forget_bare_name_caches
+
+    cache = tmp_path / "__pycache__"
+    cache.mkdir()
+    for name in ("planner.plan-12.py311.nbi", "planner.plan-12.py311.1.nbc"):
+        (cache / name).write_bytes(b"old")
+    (cache / "planner.cpython-311.pyc").write_bytes(b"pyc")
+    assert forget_bare_name_caches(tmp_path) == 2
+    assert sorted(p.name for p in cache.iterdir()) == sorted([CACHE_MARK,
+                                                              "planner.cpython-311.pyc"])
+    (cache / "planner.plan-12.py311.nbi").write_bytes(b"new")  # compiled by this version
+    assert forget_bare_name_caches(tmp_path) == 0
+    assert (cache / "planner.plan-12.py311.nbi").exists()
+    fresh = tmp_path / "fresh"
+    fresh.mkdir()
+    assert forget_bare_name_caches(fresh) == 0 and (fresh / "__pycache__" / CACHE_MARK).exists()

@@ -26,3 +26,9 @@ if __name__ != "cardenvs.train":  # the checkout's folder by its bare name: one 
     from cardenvs.subpackages import alias_bare_name
 
     alias_bare_name(__name__)
+else:  # numba cache files a 0.1.0 checkout wrote under the bare name would break loading
+    from pathlib import Path as _Path
+
+    from cardenvs.subpackages import forget_bare_name_caches
+
+    forget_bare_name_caches(_Path(__file__).resolve().parent)
