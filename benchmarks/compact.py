@@ -5,7 +5,7 @@
 * the action-space sizes of every game, flat and compact (:mod:`cardenvs.core.compact`);
 * SB3 ``sb3_contrib.MaskablePPO("MlpPolicy")`` learning steps/s on Dou Dizhu, one
   ``SeatEnv`` in a ``DummyVecEnv``, flat vs ``actions="compact"`` (``--sb3-steps`` steps each,
-  timed over ``learn``: rollouts and updates);
+  timed over ``learn``: rollouts and updates; torch on one thread);
 * the masked-random AEC loop (``env.last()``, a uniform pick among ``obs["action_mask"]``'s
   ones) on every game, flat vs compact: decisions/s and whole plays/s (a compact play with
   kickers is several decisions), with RLCard's ``doudizhu`` env beside it when ``rlcard`` is
@@ -102,8 +102,11 @@ def sb3_rate(name: str, actions: str, steps: int, seed: int = 0) -> Optional[flo
         from stable_baselines3.common.vec_env import DummyVecEnv
     except ImportError:
         return None
+    import torch
+
     from cardenvs.wrappers import SeatEnv
 
+    torch.set_num_threads(1)  # a small MLP: more threads only contend (2-core machines)
     venv = DummyVecEnv([lambda: SeatEnv(name, actions=actions)])
     n_steps = min(256, steps)
     model = MaskablePPO("MlpPolicy", venv, n_steps=n_steps, batch_size=min(64, n_steps),
@@ -112,6 +115,34 @@ def sb3_rate(name: str, actions: str, steps: int, seed: int = 0) -> Optional[flo
     t0 = time.perf_counter()
     model.learn(steps, reset_num_timesteps=True)
     return steps / (time.perf_counter() - t0)
+
+
+def vector_rate(name: str, actions: str, seconds: float, n: int = 1024, observe: bool = False,
+                repeats: int = 3) -> tuple[float, float]:
+    """``VectorGame(name, n, actions=actions)`` with random decisions: the best
+    ``(decisions/s, whole plays/s)`` of ``repeats`` runs (``"flat"``: ``step_random``, picked
+    inside numba; ``"flat-given"``: ``step(random_actions())``, actions handed in as an agent
+    would; ``"compact"``: a uniform offered decision per slot, picked in numpy)."""
+    from cardenvs.vector import VectorGame
+
+    vg = VectorGame(name, n, actions="flat" if actions == "flat-given" else actions,
+                    observe=observe)
+    vg.reset(seed=0)
+    vg.step_random()
+    best = (0.0, 0.0)
+    for _ in range(repeats):
+        dec = plays = 0
+        t0 = time.perf_counter()
+        while time.perf_counter() - t0 < seconds / repeats:
+            if actions == "flat-given":
+                vg.step(vg.random_actions())
+            else:
+                vg.step_random()
+            dec += n
+            plays += int(vg.completed.sum()) if actions == "compact" else n
+        dt = time.perf_counter() - t0
+        best = max(best, (dec / dt, plays / dt))
+    return best
 
 
 def profile_flat(name: str = "doudizhu", seconds: float = 3.0, top: int = 14) -> str:
@@ -179,6 +210,21 @@ def main(argv: Optional[list[str]] = None) -> int:
                 f"decisions, {cp / rl:.1f}x in whole plays."]
     lines += sec
     print("\n".join(sec[-2:]), flush=True)
+    sec = ["", "## VectorGame, 1,024 games, random decisions", "",
+           "Raw: `observe=False`; with observations: `observe=True` (the compact batch copies "
+           "each moved game's flat observation into its wider rows).", "",
+           "| game | observe | flat step_random plays/s | flat step(actions) plays/s | "
+           "compact decisions/s | compact plays/s | flat / compact (plays: step_random, "
+           "step(actions)) |", "| --- | --- | ---: | ---: | ---: | ---: | ---: |"]
+    for name in games:
+        for observe in (False, True):
+            _, fp = vector_rate(name, "flat", a.seconds, observe=observe)
+            _, fg = vector_rate(name, "flat-given", a.seconds, observe=observe)
+            cd, cp = vector_rate(name, "compact", a.seconds, observe=observe)
+            sec.append(f"| {name} | {observe} | {fp:,.0f} | {fg:,.0f} | {cd:,.0f} | "
+                       f"{cp:,.0f} | {fp / cp:.2f}x, {fg / cp:.2f}x |")
+            print(sec[-1], flush=True)
+    lines += sec
     if a.profile:
         prof = profile_flat()
         lines += ["", "## Profile of the flat Dou Dizhu loop (tottime)", "", "```text",

@@ -13,7 +13,8 @@ Outputs, as :class:`~cardenvs.vector.VectorGame`'s (read them, copy what you kee
 ``n_legal``, ``obs`` ``(N, D + E)`` (the flat observation and the partial-play fields),
 ``masks`` ``(N, C)`` int8 (``masks=True``), ``rewards`` / ``done`` (zero / False for a slot
 whose decision did not complete a play), ``seat``, ``states``, ``seeds``, ``deals``;
-:attr:`history_play` holds each slot's last completed flat id (``-1`` before one).
+:attr:`completed` says which slots' last decision completed a play and :attr:`history_play`
+holds each slot's last completed flat id (``-1`` before one).
 """
 
 from __future__ import annotations
@@ -133,6 +134,66 @@ def _vextras(slots, body, jj, prefix, body_counts, body_family, body_unit, ntok,
         out[i, o + 2] = 1.0
 
 
+@njit(cache=True)
+def _vpost(slots, flat, vlegal, vn, vobs, vrew, vdone, first, mark, legal, n_legal, body, jj,
+           prefix, nc, rewards, done, completed, history, obs, masks, observe, use_masks,
+           body_counts, body_family, body_unit, ntok, kick_rank, kick_unit, k0, R, D, n_fam,
+           max_kick, D0):
+    """After a step: the slots whose decision completed a play (``flat[t] >= 0``, the flat
+    engine has moved them) get a new first decision, their flat observation, rewards and
+    ``done``; every stepped slot its partial-play fields and mask row."""
+    C = mark.shape[1]
+    P = rewards.shape[1]
+    for t in range(slots.shape[0]):
+        i = slots[t]
+        if flat[t] >= 0:
+            completed[i] = True
+            history[i] = flat[t]
+            for p in range(P):
+                rewards[i, p] = vrew[i, p]
+            done[i] = vdone[i]
+            for k in range(n_legal[i]):
+                mark[i, legal[i, k]] = 0
+                legal[i, k] = -1
+            m = 0
+            for k in range(vn[i]):  # distinct first decisions, then sorted (few of them)
+                x = first[vlegal[i, k]]
+                if mark[i, x] == 0:
+                    mark[i, x] = 1
+                    legal[i, m] = x
+                    m += 1
+            for u in range(1, m):  # insertion sort, in place
+                x = legal[i, u]
+                v = u - 1
+                while v >= 0 and legal[i, v] > x:
+                    legal[i, v + 1] = legal[i, v]
+                    v -= 1
+                legal[i, v + 1] = x
+            n_legal[i] = m
+            body[i] = -1
+            jj[i] = 0
+            nc[i] = 0
+            if observe:
+                obs[i, :D0] = vobs[i]
+        if use_masks:
+            for c in range(C):
+                masks[i, c] = mark[i, c]
+    if observe:
+        _vextras(slots, body, jj, prefix, body_counts, body_family, body_unit, ntok, kick_rank,
+                 kick_unit, k0, R, D, n_fam, max_kick, obs, D0)
+
+
+@njit(cache=True)
+def _vcheck(slots, acts, mark):
+    """The first ``t`` whose ``acts[t]`` is not offered in slot ``slots[t]`` (``-1``: none)."""
+    C = mark.shape[1]
+    for t in range(slots.shape[0]):
+        a = acts[t]
+        if a < 0 or a >= C or mark[slots[t], a] == 0:
+            return t
+    return -1
+
+
 class CompactVectorGame:
     """``n`` games in compact mode (see the module docstring); the arguments are
     :class:`cardenvs.vector.VectorGame`'s."""
@@ -170,6 +231,9 @@ class CompactVectorGame:
         self.rewards = np.zeros_like(vg.rewards)
         self.done = np.zeros(n, np.bool_)
         self.history_play = np.full(n, -1, np.int64)
+        #: whether each slot's decision in the last :meth:`step` completed a play (stepped the
+        #: flat engine)
+        self.completed = np.zeros(n, np.bool_)
         self._fam = N_FAMILIES
         self._rng: Optional[np.random.Generator] = None
 
@@ -241,11 +305,8 @@ class CompactVectorGame:
             raise TypeError(f"actions must be integers, got dtype {acts.dtype}")
         acts = np.ascontiguousarray(acts, np.int64)
         C = self.codec.n
-        out = (acts < 0) | (acts >= C)
-        ok = np.zeros(len(idx), np.bool_)
-        ok[~out] = self._mark[idx[~out], acts[~out]] != 0
-        if not ok.all():
-            t = int(np.flatnonzero(~ok)[0])
+        t = _vcheck(idx, acts, self._mark)
+        if t >= 0:
             i, a = int(idx[t]), int(acts[t])
             if a < 0 or a >= C:
                 raise ValueError(f"game {i} of the batch: action {a} is outside the compact "
@@ -259,20 +320,29 @@ class CompactVectorGame:
         _vchoose(idx, acts, vg.legal, vg.n_legal, c.first, c.seq, c.ntok, c.body_row,
                  c.n_other, c.n_play, self._mark, self.legal, self.n_legal, self._body, self._j,
                  self._prefix, self._cand, self._nc, flat)
+        self._post(idx, flat)
+        return self.rewards, self.done
+
+    def _post(self, idx: np.ndarray, flat: np.ndarray) -> None:
+        """Step the flat engine with the completed plays, then :func:`_vpost`."""
+        from .vector import OP_STEP
+
+        vg = self.vg
+        c = self.codec
         self.rewards[:] = 0.0
         self.done[:] = False
+        self.completed[:] = False
         whole = flat >= 0
-        partial = idx[~whole]
-        if partial.size:
-            self._derive(partial, copy_flat=False)
-        if whole.any():
-            sl = idx[whole]
-            self.history_play[sl] = flat[whole]
-            r, d = vg.step(flat[whole].copy(), slots=sl)
-            self.rewards[sl] = r[sl]
-            self.done[sl] = d[sl]
-            self._refresh(sl)
-        return self.rewards, self.done
+        if whole.any():  # the slots are distinct and the plays legal: straight to the engine
+            vg._run(OP_STEP, np.ascontiguousarray(idx[whole]),
+                    np.ascontiguousarray(flat[whole]), clear=True)
+        _vpost(idx, flat, vg.legal, vg.n_legal, vg._obs, vg.rewards, vg.done, c.first,
+               self._mark, self.legal, self.n_legal, self._body, self._j, self._prefix,
+               self._nc, self.rewards, self.done, self.completed, self.history_play,
+               self._obs, self._masks, self.observe, self.use_masks, c.body_counts,
+               c.body_family, c.body_unit, c.ntok, c.kick_rank, c.kick_unit,
+               c.n_other + c.n_bodies, c.ranks, c.depth, self._fam, c.max_kick,
+               self.flat_obs_size)
 
     def step_random(self, rng: Optional[np.random.Generator] = None) -> np.ndarray:
         """Step every slot with a uniformly random offered compact decision (from ``rng``,
