@@ -461,3 +461,21 @@ def test_action_mask_is_int8_and_nonzero_reads_it(actions):
     x[4] = 7  # any nonzero byte is a nonzero entry
     assert isinstance(x, ActionMask) and np.flatnonzero(x).tolist() == [1, 3, 4]
     assert np.nonzero(x.reshape(1, 5))[1].tolist() == [1, 3, 4]
+
+
+def test_set_state_refuses_a_bad_partial_play_and_changes_nothing():
+    env = _kicker_position()
+    u = env.unwrapped
+    good = u.get_state()
+    other = _env("doudizhu", actions="compact", illegal="raise")
+    other.reset(seed=99)
+    before = other.unwrapped.get_state()
+    for bad in [(good["compact"][0], [10**6]), (10**6, []), "x", (good["compact"][0], 3)]:
+        snap = dict(good, compact=bad)
+        with pytest.raises(ValueError, match="partial play"):
+            other.unwrapped.set_state(snap)
+        after = other.unwrapped.get_state()
+        assert np.array_equal(after["state"], before["state"])
+        assert after["compact"] == before["compact"] and after["history"] == before["history"]
+    other.unwrapped.set_state(good)
+    assert np.array_equal(other.unwrapped.legal_actions(), u.legal_actions())

@@ -43,7 +43,7 @@ from .game import Game
 from .mask import new_mask
 from .infocode import Named, named_codes
 from .options import check_seed, set_env_args
-from .state import PHASE
+from .state import PHASE, REW0
 from .render import RENDER_FPS, RENDER_MODES
 
 _MAX_SEED = 2**63 - 1
@@ -217,8 +217,8 @@ class CardEnv(AECEnv, EzPickle):
             self._accumulate_rewards()
             self._clear_legal()
             return
-        r = g.rewards(s)
-        if r.any():  # a payout before the end (e.g. each hand of a match)
+        if any(s[REW0:REW0 + g.n_players].tolist()):  # a payout before the end (a match)
+            r = g.rewards(s)
             for i, a in enumerate(self.possible_agents):
                 if a in self.rewards:
                     self.rewards[a] = float(r[i])
@@ -423,6 +423,8 @@ class CardEnv(AECEnv, EzPickle):
         if live and sel != self.possible_agents[g.current(state)]:
             raise ValueError(f"snapshot's agent_selection {sel!r} is not the seat to move in its "
                              f"state ({self.possible_agents[g.current(state)]})")
+        if self._compact is not None and live:  # a partial play checked before any change
+            _compact.check_snapshot(self, state, snap.get("compact"))
         self.state_vec = state
         self.agents = agents
         self.rewards = dict(snap["rewards"])

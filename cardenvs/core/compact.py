@@ -386,7 +386,10 @@ class Pending:
             return
         body, prefix = snap
         c = self.codec
-        for cid in [c.n_other + int(body), *prefix]:
+        if not 0 <= int(body) < c.n_bodies:
+            raise ValueError(f"snapshot's partial play {snap!r}: body {body} is not in "
+                             f"[0, {c.n_bodies})")
+        for cid in [c.n_other + int(body), *(int(x) for x in prefix)]:
             if not self.is_offered(cid):
                 raise ValueError(f"snapshot's partial play {snap!r} is not legal in its state")
             if self.choose(cid, flat_legal, n) >= 0:
@@ -477,6 +480,19 @@ def step(env, agent: str, action: int) -> int:
     env._accumulate_rewards()
     _info_legal(env)
     return -1
+
+
+def check_snapshot(env, state: np.ndarray, snap) -> None:
+    """``ValueError`` unless ``snap`` (a :meth:`Pending.snapshot`) is a partial play that is
+    legal, and not complete, in ``state`` (checked on scratch buffers: nothing changes)."""
+    if snap is None:
+        return
+    if (not isinstance(snap, (tuple, list)) or len(snap) != 2
+            or not isinstance(snap[1], (tuple, list))):
+        raise ValueError(f"snapshot's partial play {snap!r} is not (body, [kickers])")
+    buf = np.zeros(env.game.n_actions, np.int64)
+    n = env.game.legal(state, buf)
+    Pending(env.codec).restore((snap[0], list(snap[1])), buf, n)
 
 
 def flat_legal(env) -> np.ndarray:
