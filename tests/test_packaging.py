@@ -103,3 +103,68 @@ def test_editable_install_uses_the_checkout_without_top_level_packages(tmp_path)
     # the checkout's agents/ folder, loaded once under the name the tests and trainers use
     assert info["agents_file"] == os.path.join(src, "agents", "__init__.py")
     assert info["weights"] and info["registry"].endswith(".rules")
+
+
+RELEASE_CHECK = textwrap.dedent("""
+    import json
+    import numpy as np
+    import cardenvs
+    from cardenvs import wakeng_v0
+    from cardenvs.agents import make_agent
+    from cardenvs.arena import run_arena
+
+    env = wakeng_v0.env()
+    env.reset(seed=0)
+    rng = np.random.default_rng(0)
+    for agent in env.agent_iter():
+        obs, reward, term, trunc, info = env.last()
+        env.step(None if term or trunc else int(rng.choice(np.flatnonzero(obs["action_mask"]))))
+    trained = make_agent("trained", "wakeng")
+    res = run_arena("wakeng", "trained,rules", 5, seed=0, progress=False)
+    print(json.dumps({"version": cardenvs.__version__, "file": cardenvs.__file__,
+                      "weights": trained.net.path if hasattr(trained.net, "path") else "",
+                      "deals": res["deals"], "pairs": list(res["pairwise"])}))
+""")
+
+
+def test_release_builds_a_wheel_that_plays_from_outside_the_checkout(tmp_path):
+    """``python -m build`` makes an sdist and a wheel; the wheel, installed into a fresh virtual
+    environment, runs an env, the ``trained`` agent (its weights inside the wheel) and a 5-deal
+    arena from a folder outside the checkout."""
+    pytest.importorskip("build")
+    import glob
+    import json
+    import zipfile
+
+    src = _source_copy(tmp_path / "src")
+    for name in ("LICENSE", "CHANGELOG.md"):
+        if os.path.exists(os.path.join(ROOT, name)):
+            import shutil
+
+            shutil.copy(os.path.join(ROOT, name), src)
+    dist = tmp_path / "dist"
+    res = subprocess.run([sys.executable, "-m", "build", "--no-isolation", "--outdir", str(dist),
+                          src], capture_output=True, text=True, cwd=tmp_path, timeout=600)
+    assert res.returncode == 0, res.stdout[-2000:] + res.stderr[-3000:]
+    wheels = glob.glob(str(dist / "cardenvs-*.whl"))
+    sdists = glob.glob(str(dist / "cardenvs-*.tar.gz"))
+    assert len(wheels) == 1 and len(sdists) == 1, os.listdir(dist)
+    names = zipfile.ZipFile(wheels[0]).namelist()
+    assert "cardenvs/agents/weights/wakeng_network.npz" in names
+    assert "cardenvs/py.typed" in names and "cardenvs/web/static/index.html" in names
+    assert not any(n.startswith(("agents/", "train/", "tests/")) for n in names)
+    py = _venv_with_shared_packages(tmp_path / "venv")
+    env = dict(os.environ, PIP_DISABLE_PIP_VERSION_CHECK="1")
+    env.pop("PYTHONPATH", None)
+    res = subprocess.run([py, "-m", "pip", "install", "-q", "--no-deps", "--no-index", wheels[0]],
+                         capture_output=True, text=True, env=env, cwd=tmp_path, timeout=600)
+    assert res.returncode == 0, res.stderr[-3000:]
+    out = subprocess.run([py, "-c", RELEASE_CHECK], capture_output=True, text=True, env=env,
+                         cwd=tmp_path, timeout=900)
+    assert out.returncode == 0, out.stderr[-3000:]
+    info = json.loads(out.stdout.strip().splitlines()[-1])
+    from cardenvs import __version__
+
+    assert info["version"] == __version__
+    assert info["file"].startswith(str(tmp_path / "venv"))
+    assert info["deals"] == 5 and info["pairs"] == ["trained - rules"]
