@@ -192,3 +192,20 @@ def test_wulong_status_and_play_to_beat_are_numeric_with_names():
         if env.terminations[env.agent_selection]:
             break
         env.step(int(env.unwrapped.legal_actions()[0]))
+
+
+def test_a_text_choice_given_as_its_number_counts_as_that_text():
+    """``--option deck=15`` on a command line reads 15 as an int; Pao De Kuai's deck option is
+    the text '15': the number is taken as that choice, other numbers are still refused."""
+    import cardenvs
+    from cardenvs.cli import parse_option
+
+    key, value = parse_option("deck=15")
+    assert (key, value) == ("deck", 15)
+    g = cardenvs.make_game("paodekuai", deck=value)
+    assert g.options["deck"] == "15" and g.n_actions == cardenvs.make_game(
+        "paodekuai", deck="15").n_actions == 60824
+    with pytest.raises(ValueError, match="deck=14"):
+        cardenvs.make_game("paodekuai", deck=14)
+    with pytest.raises((TypeError, ValueError)):
+        cardenvs.make_game("paodekuai", deck=True)

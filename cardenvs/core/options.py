@@ -44,7 +44,8 @@ def check_seed(seed: Any, name: str = "seed") -> int:
 def checked_options(values: dict, defaults: dict, allowed: dict) -> dict:
     """``values`` (every option of a game, e.g. its constructor's keywords) checked and
     normalised by the type of each default: a bool must be a bool, an int an int within
-    ``allowed[name] = (lo, hi)``, anything else one of ``allowed[name]`` (a tuple of choices).
+    ``allowed[name] = (lo, hi)``, anything else one of ``allowed[name]`` (a tuple of choices;
+    an int whose text is one of a tuple of text choices counts as that text: ``deck=15``).
     Raises ``TypeError`` / ``ValueError`` naming the option (see :func:`check_bool` ...)."""
     out: dict[str, Any] = {}
     for name, default in defaults.items():
@@ -56,7 +57,11 @@ def checked_options(values: dict, defaults: dict, allowed: dict) -> dict:
             check_int(name, v, *allowed[name])
             out[name] = int(v)
         else:
-            check_choice(name, v, allowed[name])
+            choices = allowed[name]
+            if (isinstance(v, (int, np.integer)) and not isinstance(v, (bool, np.bool_))
+                    and str(v) in choices and all(isinstance(c, str) for c in choices)):
+                v = str(v)  # deck=15 from a command line: the choice '15'
+            check_choice(name, v, choices)
             out[name] = v
     return out
 

@@ -270,6 +270,7 @@ class PaoDeKuai(Game):
         self.options = checked_options(locals(), self.OPTIONS, dict(
             deck=("16", "15"), first_lead=("S3", "H3"), bomb_pay=(0, 10**6),
             reward=("score", "win_loss")))
+        deck = self.options["deck"]
         self.hand_cards = self.max_hand = HAND[deck]
         self.info = GameInfo(name="paodekuai", title="Pao De Kuai", n_players=NP,
                              deck_size=3 * self.hand_cards, zero_sum=True, teams="each for himself",
