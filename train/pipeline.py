@@ -1,7 +1,7 @@
 """``cardenvs train GAME``: one resumable command that makes a network-only agent.
 
     cardenvs train wakeng --hours 3 --out runs/train_wakeng
-    cardenvs train paodekuai --option "deck='15'" --hours 1 --jobs 2
+    cardenvs train paodekuai --option deck=15 --hours 1 --jobs 2
     cardenvs train wakeng --out runs/train_wakeng --resume       # after Ctrl-C / SIGTERM
     cardenvs arena wakeng --agents trained:runs/train_wakeng/wakeng.npz,rules
 
