@@ -83,3 +83,11 @@ def test_step_random_plays_games():
         ended += int(vg.done.sum())
     assert ended > 0
     assert "compact" in repr(vg)
+
+
+def test_bad_actions_option():
+    with pytest.raises(ValueError, match="actions='tiny' is not one of"):
+        VectorGame("wakeng", 2, actions="tiny")
+    with pytest.raises(TypeError, match="actions must be a str"):
+        VectorGame("wakeng", 2, actions=None)
+    assert type(VectorGame("wakeng", 2)) is VectorGame
