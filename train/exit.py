@@ -29,10 +29,20 @@ Each **iteration**:
 duplicate deals against each ``--eval-agents`` agent (:func:`train.dmc.duplicate_returns`);
 ``eval.csv`` and ``eval.png`` hold the learning curve (score with 95% CIs over training time).
 
-**Stopping**: ``--minutes`` bounds the session, evaluations included; SIGTERM / Ctrl-C finish
-the current decision, then write the checkpoint and the weights (exit status 128 + signal);
-``--resume`` continues from ``OUT/checkpoint.pt`` and ``OUT/buffer.npz`` (the deal in
-progress is dropped; ``eval.csv`` rows after the checkpoint are removed).
+**Stopping**: ``--minutes`` bounds the session, evaluations included; SIGTERM / Ctrl-C during
+an iteration's deals (or the session's end reached there) drop the iteration (its deals are
+played again on resume), during its updates end it; then the checkpoint and the weights are
+written (exit status 128 + signal).  A checkpoint (``OUT/checkpoint.pt`` and
+``OUT/buffer.npz``) is also written after every iteration, so a run killed outright resumes
+from its last one: ``--resume`` drops the rows of ``log.csv`` / ``eval.csv`` of later
+iterations and plays those iterations again.  Same seed, settings and machine: the same
+weights at every iteration, and a stopped and resumed run ends with the iterations, log rows
+(less their times) and weights of one never stopped (``--max-iterations`` counts the run's
+iterations in all, resumed sessions included; evaluations follow the clock,
+``--eval-minutes``).  ``--resume`` takes the checkpoint's settings: another game, option or
+setting than ``--minutes``, ``--threads``, ``--max-iterations`` and ``--no-progress``, a
+damaged checkpoint or a buffer that is not the checkpoint's is refused, and nothing is
+written.
 
 ``--init agents/weights/GAME.npz`` starts from a trained network (e.g. the shipped DMC one)
 instead of a random one.
@@ -56,16 +66,19 @@ from torch.nn import functional as F
 from cardenvs.arena import agents_module
 
 from .common import (
-    SessionBar, StopSignals, add_iteration_args, append_csv, check_common, end_session,
-    eval_interval_s, evaluate_network, game_dims, optimizer_step, parse_hidden, parse_names,
-    parse_scale, play_deal, run_command, run_parser, run_session, save_atomic, truncate_csv,
-    write_config,
+    SessionBar, StopSignals, add_iteration_args, append_csv, check_common, check_resume_settings,
+    end_session, eval_interval_s, evaluate_network, game_dims, load_checkpoint, optimizer_step,
+    parse_hidden, parse_names, parse_scale, play_deal, run_command, run_parser, run_session,
+    save_atomic, truncate_csv, write_config,
 )
 from .dmc import QNet, TorchPolicy, export_weights, random_return_scale
 
 _SEED_MAX = 2**62
 #: candidates stored per decision (more are cut; searches rarely score more than ~12)
 MAX_CANDS = 24
+#: the settings a resumed run may change (:func:`train.common.check_resume_settings`): the
+#: session's budget, its threads, the run's length and the progress bar
+RESUME_FREE = ("minutes", "threads", "max_iterations", "progress", "out")
 
 
 @dataclass
@@ -175,19 +188,39 @@ class Buffer:
     def sample(self, rng: np.random.Generator, B: int) -> np.ndarray:
         return rng.integers(self.n, size=min(B, self.n))
 
-    def save(self, path: str) -> None:
+    def save(self, path: str, stamp: Optional[dict] = None) -> None:
+        """Write the buffer to ``path`` (through a temporary file) with ``stamp`` (integer
+        counters naming the state it belongs to, e.g. the trainer's iterations)."""
         tmp = path + ".tmp.npz"
-        np.savez(tmp, n=self.n, head=self.head, **{k: getattr(self, k) for k in self.FIELDS})
+        extra = {f"stamp_{k}": np.int64(v) for k, v in (stamp or {}).items()}
+        np.savez(tmp, n=self.n, head=self.head, **extra,
+                 **{k: getattr(self, k) for k in self.FIELDS})
         os.replace(tmp, path)
 
-    def load(self, path: str) -> None:
-        with np.load(path) as z:
-            if z["obs"].shape != self.obs.shape:
-                raise ValueError(f"{path!r} holds a buffer of shape {z['obs'].shape}, the run "
-                                 f"expects {self.obs.shape} (same --buffer and game?)")
-            for k in self.FIELDS:
-                getattr(self, k)[:] = z[k]
-            self.n, self.head = int(z["n"]), int(z["head"])
+    def load(self, path: str, stamp: Optional[dict] = None) -> None:
+        """Read a buffer :meth:`save` wrote; a ``ValueError`` (the buffer unchanged) when the
+        file is missing, damaged, of other sizes, or (with ``stamp``) not stamped so."""
+        try:
+            with np.load(path) as z:
+                got = {k: z[k] for k in self.FIELDS}
+                n, head = int(z["n"]), int(z["head"])
+                stamped = {k: int(z[f"stamp_{k}"]) for k in (stamp or {})}
+        except Exception as e:  # missing, cut short, no npz, fields absent: one case here
+            raise ValueError(f"{path!r} is not a readable buffer ({type(e).__name__}: {e})") \
+                from None
+        for k, v in got.items():
+            want = getattr(self, k)
+            if v.shape != want.shape or v.dtype != want.dtype:
+                raise ValueError(f"{path!r} holds {k} of shape {v.shape} ({v.dtype}), the run "
+                                 f"expects {want.shape} ({want.dtype}) (same --buffer and game?)")
+        if not (0 <= n <= self.size and 0 <= head < self.size and (n == self.size or head == n)):
+            raise ValueError(f"{path!r} holds {n} rows with the next at {head}: no buffer of "
+                             f"{self.size}")
+        if stamp is not None and stamped != {k: int(v) for k, v in stamp.items()}:
+            raise ValueError(f"{path!r} is the buffer of {stamped}, not of {stamp}")
+        for k, v in got.items():
+            getattr(self, k)[:] = v
+        self.n, self.head = n, head
 
 
 class ExIt:
@@ -195,7 +228,9 @@ class ExIt:
 
     Args:
         cfg: the settings.
-        resume: continue from ``cfg.out``'s checkpoint (``ValueError`` when there is none).
+        resume: continue from ``cfg.out``'s checkpoint: a ``ValueError``, with nothing
+            written, when there is none, it is damaged, or it is of another game or settings
+            (all but :data:`RESUME_FREE`).
     """
 
     def __init__(self, cfg: ExitConfig, resume: bool = False):
@@ -222,9 +257,11 @@ class ExIt:
         self.loss = float("nan")
         self._eval_s = 0.0
         self._stop: Optional[StopSignals] = None
-        os.makedirs(cfg.out, exist_ok=True)
-        if resume:
-            self._load()
+        # the expert's seed is the run's first draw, resumed or not
+        expert_seed = int(self.rng.integers(_SEED_MAX))
+        expert_rng = None
+        if resume:  # read and checked whole before anything is written
+            expert_rng = self._resume()
         elif cfg.init is not None:  # start from a trained network, in its reward scale
             meta = load_numpy_weights(self.net, cfg.init)
             if meta.get("game") not in (None, cfg.game):
@@ -233,13 +270,20 @@ class ExIt:
         else:
             self.scale = (random_return_scale(g, np.random.default_rng(cfg.seed + 1))
                           if cfg.reward_scale == "auto" else float(cfg.reward_scale))
+        os.makedirs(cfg.out, exist_ok=True)
+        if resume:  # by iteration: the rounded train_s of a row is no bound for the unrounded
+            n = self.counters["iterations"]
+            truncate_csv(os.path.join(cfg.out, "log.csv"), "iteration", n)
+            truncate_csv(os.path.join(cfg.out, "eval.csv"), "iterations", n)
         self.policy = TorchPolicy(g, self.net, torch.device("cpu"))
         self.export()
-        self.expert = ExitSearchAgent(g, seed=int(self.rng.integers(_SEED_MAX)),
+        self.expert = ExitSearchAgent(g, seed=expert_seed,
                                       weights=self.weights_path, margin=None, record=True,
                                       rollouts=cfg.rollouts, max_candidates=cfg.candidates,
                                       net_candidates=cfg.net_candidates,
                                       bids=True)  # the network learns every decision kind
+        if expert_rng is not None:
+            self.expert.rng.bit_generator.state = expert_rng
 
     # -- files ---------------------------------------------------------------------------------
     @property
@@ -262,37 +306,77 @@ class ExIt:
         export_weights(self.net, path, self.meta())
         return path
 
-    def save_checkpoint(self) -> str:
-        self.buffer.save(os.path.join(self.cfg.out, "buffer.npz"))
-        ck = {"cfg": asdict(self.cfg), "net": self.net.state_dict(), "opt": self.opt.state_dict(),
-              "counters": dict(self.counters), "scale": self.scale,
-              "rng": self.rng.bit_generator.state, "eval_history": self.eval_history,
-              "expert_rng": getattr(self, "expert", None) and self.expert.rng.bit_generator.state}
-        return save_atomic(ck, self.ckpt_path)
+    def _stamp(self) -> dict:
+        """The counters that name the buffer's state (stored with it)."""
+        return {k: self.counters[k] for k in ("iterations", "games", "decisions")}
 
-    def _load(self) -> None:
-        if not os.path.exists(self.ckpt_path):
-            raise ValueError(f"nothing to resume: no checkpoint at {self.ckpt_path}")
-        ck = torch.load(self.ckpt_path, map_location="cpu", weights_only=False)
-        if ck["cfg"]["game"] != self.cfg.game or tuple(ck["cfg"]["hidden"]) != tuple(self.cfg.hidden):
-            raise ValueError(f"{self.ckpt_path} is a run of {ck['cfg']['game']} with hidden "
-                             f"{tuple(ck['cfg']['hidden'])}; this run is {self.cfg.game} with "
-                             f"{tuple(self.cfg.hidden)}")
-        self.net.load_state_dict(ck["net"])
-        self.opt.load_state_dict(ck["opt"])
-        self.counters = dict(ck["counters"])
-        self.scale = float(ck["scale"])
-        self.rng.bit_generator.state = ck["rng"]
-        self.eval_history = list(ck["eval_history"])
-        self._expert_rng = ck.get("expert_rng")
-        self.buffer.load(os.path.join(self.cfg.out, "buffer.npz"))
-        truncate_csv(os.path.join(self.cfg.out, "eval.csv"), "train_s", self.counters["train_s"])
-        truncate_csv(os.path.join(self.cfg.out, "log.csv"), "train_s", self.counters["train_s"])
+    def save_checkpoint(self) -> str:
+        """``OUT/checkpoint.pt`` and ``OUT/buffer.npz``: the buffer goes first to
+        ``buffer.next.npz``, renamed once the checkpoint is written, so that a kill at any
+        point leaves a checkpoint and a buffer of the same state (:meth:`_resume` takes the
+        one whose stamp fits)."""
+        out = self.cfg.out
+        nxt = os.path.join(out, "buffer.next.npz")
+        self.buffer.save(nxt, self._stamp())
+        ck = {"config": asdict(self.cfg), "net": self.net.state_dict(),
+              "opt": self.opt.state_dict(), "counters": dict(self.counters),
+              "scale": self.scale, "rng": self.rng.bit_generator.state,
+              "eval_history": self.eval_history,
+              "expert_rng": getattr(self, "expert", None) and self.expert.rng.bit_generator.state}
+        save_atomic(ck, self.ckpt_path)
+        os.replace(nxt, os.path.join(out, "buffer.npz"))
+        return self.ckpt_path
+
+    def _resume(self) -> Optional[dict]:
+        """Take the state of ``OUT/checkpoint.pt`` and its buffer (a ``ValueError``, nothing
+        written, when either is missing, damaged or of other settings); returns the expert's
+        random state."""
+        cfg = self.cfg
+        ck = load_checkpoint(cfg.out, cfg.game, cfg.options)
+        settings, old_init = asdict(cfg), ck["config"].get("init")
+        if (isinstance(old_init, str) and isinstance(cfg.init, str) and os.path.exists(old_init)
+                and os.path.exists(cfg.init) and os.path.samefile(old_init, cfg.init)):
+            settings["init"] = old_init  # the same file, named otherwise
+        check_resume_settings(ck["config"], settings, RESUME_FREE, cfg.out)
+        try:
+            self.net.load_state_dict(ck["net"])
+            self.opt.load_state_dict(ck["opt"])
+            self.rng.bit_generator.state = ck["rng"]
+            counters = {k: type(v)(ck["counters"][k]) for k, v in self.counters.items()}
+            scale = float(ck["scale"])
+            history = list(ck["eval_history"])
+            expert_rng = ck["expert_rng"]
+            np.random.default_rng(0).bit_generator.state = expert_rng  # one that fits
+            bad = [k for k, v in counters.items() if not 0 <= v < float("inf")]
+            if bad or not all(isinstance(r, dict) for r in history):
+                raise ValueError(f"counters {bad} out of range" if bad else
+                                 "evaluation rows that are no rows")
+            if not 0 < abs(scale) < float("inf"):
+                raise ValueError(f"reward scale {scale!r}")
+        except (KeyError, TypeError, ValueError, RuntimeError, OverflowError) as e:
+            raise ValueError(f"--resume: the checkpoint in {cfg.out!r} does not fit this run "
+                             f"({type(e).__name__}: {e})") from None
+        self.counters, self.scale, self.eval_history = counters, scale, history
+        stamp, errors = self._stamp(), []
+        for name in ("buffer.next.npz", "buffer.npz"):  # the newer first
+            try:
+                self.buffer.load(os.path.join(cfg.out, name), stamp)
+                return expert_rng
+            except ValueError as e:
+                errors.append(str(e))
+        raise ValueError(f"--resume: no buffer in {cfg.out!r} fits its checkpoint: "
+                         + "; ".join(errors))
 
     # -- expert self-play ------------------------------------------------------------------------
     def play_game(self, stop: Optional[StopSignals] = None) -> int:
         """One expert self-play deal into the buffer; the number of decisions stored (0 when a
         stop signal cut the deal short: nothing of it is kept)."""
+        deal = self._play(stop)
+        return 0 if deal is None else self._keep(deal)
+
+    def _play(self, stop: Optional[StopSignals] = None) -> Optional[dict]:
+        """One expert self-play deal, kept out of the buffer (:meth:`_keep` stores it);
+        ``None`` when a stop signal cut it short."""
         g, rng, ex = self.game, self.rng, self.expert
         s = g.new_state()
         deal = int(rng.integers(_SEED_MAX))
@@ -313,8 +397,12 @@ class ExIt:
 
         played = play_deal(g, s, deal, choose, stop)
         if played is None:
-            return 0
-        actions, rewards = played["actions"], played["rewards"]
+            return None
+        return {"seed": deal, "rows": rows, **played}
+
+    def _keep(self, deal: dict) -> int:
+        """Store a deal :meth:`_play` played in the buffer; the number of decisions stored."""
+        rows, actions, rewards = deal["rows"], deal["actions"], deal["rewards"]
         # the seat's return from each decision on (the step's own reward included)
         R = np.cumsum(rewards[::-1], axis=0)[::-1]
         sc = self.scale
@@ -323,7 +411,7 @@ class ExIt:
         self.counters["games"] += 1
         self.counters["decisions"] += len(rows)
         #: the latest deal: its seed, every action and the step of each stored decision
-        self.last_game = {"seed": deal, "actions": actions, "steps": [r[5] for r in rows],
+        self.last_game = {"seed": deal["seed"], "actions": actions, "steps": [r[5] for r in rows],
                           "seats": [r[4] for r in rows]}
         return len(rows)
 
@@ -392,44 +480,34 @@ class ExIt:
         cfg = self.cfg
         t_start = time.perf_counter()
         deadline = t_start + 60.0 * cfg.minutes
-        if getattr(self, "_expert_rng", None):
-            self.expert.rng.bit_generator.state = self._expert_rng
         write_config(cfg)
         if not self.eval_history:
             self.evaluate(deadline=t_start + 0.2 * 60.0 * cfg.minutes)
         base_s = self.counters["train_s"]
         t0 = last_eval = time.perf_counter()
-        iters0 = self.counters["iterations"]
         evaluated_at = self.counters["updates"]
+        it_s = 0.0  # the last iteration's seconds: one that would not fit is not started
         bar = SessionBar(cfg.progress, 60 * cfg.minutes, f"exit {cfg.game}", t_start)
         while stop.signum is None:
             now = time.perf_counter()
             reserve = 1.2 * self._eval_s + 2.0
-            if now >= deadline - reserve:
+            if now + it_s >= deadline - reserve:
                 break
-            if cfg.max_iterations and self.counters["iterations"] - iters0 >= cfg.max_iterations:
+            if cfg.max_iterations and self.counters["iterations"] >= cfg.max_iterations:
                 break
-            dec0 = self.counters["decisions"]
-            for _ in range(cfg.games):
-                if stop.signum is not None or time.perf_counter() >= deadline - reserve:
-                    break
-                self.play_game(stop)
-            if stop.signum is not None:
+            done = self.iteration(stop, deadline - reserve)
+            if done is None:  # a signal or the session's end in the deals: dropped
                 break
-            t_play = time.perf_counter() - now
-            if self.buffer.n:
-                losses = [self.update() for _ in range(cfg.updates)]
-                self.loss = float(np.mean(losses)) if losses else self.loss
-            self.counters["iterations"] += 1
+            it_s = time.perf_counter() - now
             self.counters["train_s"] = base_s + (time.perf_counter() - t0)
             self.export()
             self.expert.set_weights(self.weights_path)
             append_csv(os.path.join(cfg.out, "log.csv"), [{
-                "iteration": self.counters["iterations"], "train_s": round(self.counters["train_s"], 1),
-                "games": self.counters["games"], "decisions": self.counters["decisions"],
-                "updates": self.counters["updates"], "loss": round(self.loss, 5),
-                "searched_dec_per_s": round((self.counters["decisions"] - dec0) / max(t_play, 1e-9), 1)}])
-            self.save_checkpoint()
+                "iteration": self.counters["iterations"],
+                "train_s": round(self.counters["train_s"], 1), "games": self.counters["games"],
+                "decisions": self.counters["decisions"], "updates": self.counters["updates"],
+                "loss": round(self.loss, 5),
+                "searched_dec_per_s": round(done["decisions"] / max(done["play_s"], 1e-9), 1)}])
             bar.postfix(it=self.counters["iterations"], dec=self.counters["decisions"],
                         loss=f"{self.loss:.4f}")
             bar.tick()
@@ -437,12 +515,47 @@ class ExIt:
                     and time.perf_counter() + 2 * reserve < deadline):
                 self.evaluate(deadline=deadline - reserve)
                 last_eval, evaluated_at = time.perf_counter(), self.counters["updates"]
+            # after the iteration's rows and evaluation: a resume keeps exactly those
+            self.save_checkpoint()
         bar.close()
         self.counters["train_s"] = base_s + (time.perf_counter() - t0)
         final = []
         if stop.signum is None and self.counters["updates"] != evaluated_at:
             final = self.evaluate(deadline=deadline - 1.0)
         return end_session(self, "exit", stop, t_start, final)
+
+    def iteration(self, stop: Optional[StopSignals] = None,
+                  until: Optional[float] = None) -> Optional[dict]:
+        """One iteration: ``cfg.games`` expert deals, then ``cfg.updates`` updates.  A stop
+        signal during the deals, or the clock (``time.perf_counter()``) past ``until`` before
+        one starts, drops the iteration: the buffer, counters and random states stay as they
+        were (the iteration is played the same again later), and ``None`` is returned.
+        Otherwise ``{"decisions": stored, "play_s": seconds of the deals}``."""
+        rng0 = self.rng.bit_generator.state
+        expert0 = self.expert.rng.bit_generator.state
+        t = time.perf_counter()
+        deals = []
+        for _ in range(self.cfg.games):
+            if (stop is not None and stop.signum is not None) or \
+                    (until is not None and time.perf_counter() >= until):
+                deals = None
+                break
+            deal = self._play(stop)
+            if deal is None:
+                deals = None
+                break
+            deals.append(deal)
+        if deals is None:
+            self.rng.bit_generator.state = rng0
+            self.expert.rng.bit_generator.state = expert0
+            return None
+        stored = sum(self._keep(d) for d in deals)
+        play_s = time.perf_counter() - t
+        if self.buffer.n:
+            losses = [self.update() for _ in range(self.cfg.updates)]
+            self.loss = float(np.mean(losses)) if losses else self.loss
+        self.counters["iterations"] += 1
+        return {"decisions": stored, "play_s": play_s}
 
 
 # ---------------------------------------------------------------------------------------------
@@ -478,7 +591,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--eval-agents", default=",".join(d.eval_agents))
     p.add_argument("--eval-deals", type=int, default=d.eval_deals)
     p.add_argument("--eval-minutes", type=float, default=None)
-    add_iteration_args(p, d.threads)
+    add_iteration_args(p, d.threads, "stop once the run has made this many iterations, "
+                                      "resumed sessions included (0: no limit)")
     return p
 
 
