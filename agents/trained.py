@@ -55,6 +55,7 @@ from __future__ import annotations
 import json
 import math
 import os
+import threading
 import zipfile
 from typing import Any, Optional
 
@@ -478,6 +479,35 @@ class QNetwork:
         return h[:, 0]
 
 
+#: the networks :func:`shared_network` has read, by file (path, size, modification time)
+_SHARED: dict = {}
+_SHARED_LOCK = threading.Lock()
+_SHARED_MAX = 32
+
+
+def shared_network(path: str) -> QNetwork:
+    """The :class:`QNetwork` of ``path``, read once and shared by every agent that plays it
+    (an agent never changes its network): a server that starts many games (``cardenvs
+    serve``) reads and checks each weight file once.  A file written again since (another
+    size or modification time) is read again; errors as :class:`QNetwork`'s."""
+    if not isinstance(path, (str, os.PathLike)):
+        raise TypeError(f"weights path must be a str or path, got {type(path).__name__}")
+    try:
+        st = os.stat(path)
+    except OSError:
+        return QNetwork(path)  # its error names the file and why
+    key = (os.path.realpath(path), st.st_size, st.st_mtime_ns, st.st_ino)
+    with _SHARED_LOCK:
+        net = _SHARED.get(key)
+    if net is None:
+        net = QNetwork(path)
+        with _SHARED_LOCK:
+            net = _SHARED.setdefault(key, net)
+            while len(_SHARED) > _SHARED_MAX:
+                del _SHARED[next(iter(_SHARED))]
+    return net
+
+
 class ActionRows:
     """Cache of a network's first-layer action part, one row ``features(id) @ W_act`` per
     action id, filled lazily with the ids met (not all ``n_actions``: Pao De Kuai has ~90k ids,
@@ -587,7 +617,7 @@ class TrainedAgent(Agent):
         self.rng = np.random.default_rng(seed)
         name = game.info.name
         self.path = weights if weights is not None else default_weights_path(name)
-        self.net = QNetwork(self.path)
+        self.net = shared_network(self.path)
         reason = _mismatch(self.net, game)
         if reason is not None:
             raise ValueError(f"agent 'trained' cannot play {name} with {self.path!r}: {reason}")
@@ -623,7 +653,7 @@ class TrainedAgent(Agent):
         if not os.path.exists(path):
             return f"no trained weights shipped for {game.info.name} ({path})"
         try:
-            net = QNetwork(path)
+            net = shared_network(path)
         except ValueError as e:
             return str(e)
         return _mismatch(net, game)

@@ -57,15 +57,16 @@ def free_port() -> int:
 
 
 async def session(port: int, k: int, agent: str, until: float, lat: list, deals: list,
-                  paced: bool) -> None:
-    """One browser session: deals of game ``k % 6`` against ``agent`` until ``until``."""
+                  paced: bool, warm: bool = False) -> None:
+    """One browser session: deals of game ``k % 6`` against ``agent`` until ``until`` (the
+    deal in progress then is left); ``warm``: one whole deal, nothing measured."""
     from websockets.asyncio.client import connect
 
     rng = np.random.default_rng(k)
     game = GAMES[k % len(GAMES)]
     async with connect(f"ws://127.0.0.1:{port}/ws", max_size=None) as ws:
         seed = 1000 * k
-        while time.monotonic() < until:
+        while warm or time.monotonic() < until:
             seed += 1
             await ws.send(json.dumps({"type": "start", "game": game, "seat": 0, "agents": agent,
                                       "seed": seed, "delay": 0.6 if paced else 0}))
@@ -82,6 +83,8 @@ async def session(port: int, k: int, agent: str, until: float, lat: list, deals:
                 if m["done"]:
                     deals.append(game)
                     break
+                if not warm and now > until:
+                    break
                 if m["to_move"] == 0:
                     if paced:
                         await asyncio.sleep(1.0)
@@ -91,15 +94,16 @@ async def session(port: int, k: int, agent: str, until: float, lat: list, deals:
                     mark = time.monotonic()
                 else:
                     mark = now
-                if time.monotonic() > until + 60:
-                    break
+            if warm:
+                return
 
 
-async def run(port: int, n: int, agent: str, seconds: float, paced: bool):
+async def run(port: int, n: int, agent: str, seconds: float, paced: bool, warm: bool = False):
     lat: list = []
     deals: list = []
     until = time.monotonic() + seconds
-    await asyncio.gather(*(session(port, k, agent, until, lat, deals, paced) for k in range(n)))
+    await asyncio.gather(*(session(port, k, agent, until, lat, deals, paced, warm)
+                           for k in range(n)))
     return np.array(lat), len(deals)
 
 
@@ -118,7 +122,8 @@ def write_table(args, rows) -> None:
         "turn) against the agent in the other seats. Paced: the default 0.6 s delay, the "
         "player answers after 1 s; latency = the server's time for an agent's move "
         "(decision, step, message). Flat out: no delay, answers at once; latency = from the "
-        "message before an agent's move to its message.",
+        "message before an agent's move to its message. Deals: those finished within the "
+        "row's time (a deal in progress at the end is left).",
         "",
         "| agent | pace | sessions | agent moves | deals | p50 ms | p95 ms | p99 ms | max ms | "
         "within 0.5 s |",
@@ -135,7 +140,7 @@ def main(argv=None) -> int:
     ap.add_argument("--sessions", default="1,20", help="numbers of concurrent sessions")
     ap.add_argument("--agents", default="rules,trained,search",
                     help="agent specs, each measured on its own (default budgets)")
-    ap.add_argument("--seconds", type=float, default=20.0, help="time per measurement")
+    ap.add_argument("--seconds", type=float, default=15.0, help="time per measurement")
     ap.add_argument("--out", default=str(ROOT / "benchmarks" / "web_load.md"))
     args = ap.parse_args(argv)
     sessions = [int(x) for x in args.sessions.split(",")]
@@ -150,9 +155,12 @@ def main(argv=None) -> int:
                 break
             except OSError:
                 time.sleep(0.1)
-        # warm up: every game and agent once (kernels, weights), not measured
+        # warm up: a whole deal of every game against every agent (numba kernels compiled or
+        # loaded, weights read), not measured
         for agent in agents:
-            asyncio.run(run(port, len(GAMES), agent, 0.1, False))
+            t = time.monotonic()
+            asyncio.run(run(port, len(GAMES), agent, 0, False, warm=True))
+            print(f"warmed {agent} in {time.monotonic() - t:.0f} s", flush=True)
         rows = []
         for agent in agents:
             for paced in (True, False):

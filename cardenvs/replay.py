@@ -231,64 +231,72 @@ def _deal_state(game, deal_seed: int, reset_options: Optional[dict]) -> np.ndarr
     return s
 
 
-def _simulate(game, deal_seed: int, reset_options: Optional[dict], entries: Sequence,
-              where: Callable[[int], str], illegal_seat: Optional[int] = None):
-    """Play ``entries`` (action ids, or dicts with ``"id"``/``"seat"``) from the deal; return
-    ``(deals, actions, result, state)`` as the replay writes them.
+class _Simulation:
+    """A replay built one action at a time: :meth:`push` plays an action id on the deal and
+    records it (``deals``, ``actions`` and the state ``s`` grow as the replay writes them),
+    :meth:`result` is the ``result`` record so far.  :func:`_simulate` plays a whole list;
+    the web app keeps one per game and pushes each new action (a push costs the same however
+    long the game is)."""
 
-    An entry that is not an action id of the game, names the wrong seat, or is illegal at its
-    point is a ``ValueError`` starting with ``where(i)``.
-    """
-    n = game.n_players
-    phases = _phase_names(game)
-    zones = _zones(game)
-    names = [z for z, _ in zones]
-    idx = np.array([[o + r for r in range(16)] for _, o in zones], np.int64)
-    T = len(game.table)
-    s = _deal_state(game, deal_seed, reset_options)
+    def __init__(self, game, deal_seed: int, reset_options: Optional[dict]):
+        self.game = game
+        self.n = n = game.n_players
+        self.phases = _phase_names(game)
+        zones = _zones(game)
+        self.names = [z for z, _ in zones]
+        self.idx = np.array([[o + r for r in range(16)] for _, o in zones], np.int64)
+        self.T = len(game.table)
+        self.s = _deal_state(game, deal_seed, reset_options)
+        self.deals = [self._deal_record(0)]
+        self.actions: list[dict] = []
+        self.totals = np.zeros(n)
+        self.pending = [-1] * n
+        self.picked = [np.zeros(16, np.int64) for _ in range(n)]
+        self.prev_pub = self.deals[0]["state"]
+        self.legal_buf = np.zeros(game.n_actions, np.int64)
 
-    def deal_record(start: int) -> dict:
-        z = s[idx]
+    def _deal_record(self, start: int) -> dict:
+        game, s, names = self.game, self.s, self.names
+        z = s[self.idx]
         piles = {nm: game.deck.format(z[k]) for k, nm in enumerate(names)
                  if not nm.startswith(("hand ", "played "))}
-        rec = {"start": start, "hands": [game.deck.format(z[i]) for i in range(n)],
-               "piles": piles, "state": _public(game, s, phases)}
-        return rec
+        return {"start": start, "hands": [game.deck.format(z[i]) for i in range(self.n)],
+                "piles": piles, "state": _public(game, s, self.phases)}
 
-    deals = [deal_record(0)]
-    actions = []
-    totals = np.zeros(n)
-    pending = [-1] * n
-    picked = [np.zeros(16, np.int64) for _ in range(n)]
-    prev_pub = deals[0]["state"]
-    legal_buf = np.zeros(game.n_actions, np.int64)
-    for i, e in enumerate(entries):
+    def push(self, e, where: Callable[[], str]) -> dict:
+        """Play entry ``e`` (an action id, or a dict with ``"id"``/``"seat"``) and record it;
+        returns its action record.  An entry that is not an action id of the game, names the
+        wrong seat, or is illegal here is a ``ValueError`` starting with ``where()`` (nothing
+        is recorded then)."""
+        game, s, n, names = self.game, self.s, self.n, self.names
+        i = len(self.actions)
         if isinstance(e, dict):
             a, seat_given = e.get("id"), e.get("seat")
         else:
             a, seat_given = e, None
         if isinstance(a, bool) or not isinstance(a, (int, np.integer)):
-            raise ValueError(f"{where(i)}: 'id' must be an integer action id, got {a!r}")
+            raise ValueError(f"{where()}: 'id' must be an integer action id, got {a!r}")
         a = int(a)
         if game.done(s):
-            raise ValueError(f"{where(i)}: the game is already over; this action and any after "
+            raise ValueError(f"{where()}: the game is already over; this action and any after "
                              f"it cannot be played")
         seat = game.current(s)
         if seat_given is not None and seat_given != seat:
-            raise ValueError(f"{where(i)}: seat {seat_given!r} acts, but player_{seat} is to move")
+            raise ValueError(f"{where()}: seat {seat_given!r} acts, but player_{seat} is to move")
         if not 0 <= a < game.n_actions:
-            raise ValueError(f"{where(i)}: action id {a} is outside the action space "
+            raise ValueError(f"{where()}: action id {a} is outside the action space "
                              f"[0, {game.n_actions})")
         if not game.is_legal(s, a):
-            k = game.legal(s, legal_buf)
-            shown = ", ".join(game.action_to_string(x) for x in legal_buf[:min(k, 8)])
+            k = game.legal(s, self.legal_buf)
+            shown = ", ".join(game.action_to_string(x) for x in self.legal_buf[:min(k, 8)])
             more = "" if k <= 8 else f", ... ({k} in all)"
-            raise ValueError(f"{where(i)}: action {a} ({game.action_to_string(a)!r}) is illegal "
-                             f"for player_{seat} here (phase {prev_pub['phase']}); legal: "
+            raise ValueError(f"{where()}: action {a} ({game.action_to_string(a)!r}) is illegal "
+                             f"for player_{seat} here (phase {self.prev_pub['phase']}); legal: "
                              f"{shown}{more}")
+        pending, picked = self.pending, self.picked
         lead = int(s[PHASE]) == P_PLAY and int(s[LAST_ROW]) < 0
-        before = s[idx]
-        if a < T:
+        before = s[self.idx]
+        if a < self.T:
             pending[seat] = a
             picked[seat] = np.zeros(16, np.int64)
         elif pending[seat] >= 0 and game.block_of(a) == "joker":
@@ -296,9 +304,9 @@ def _simulate(game, deal_seed: int, reset_options: Optional[dict], entries: Sequ
             if txt.startswith("joker as "):  # Da Niangniang: one more joker stands in for X
                 picked[seat][game.deck.index(txt[-1])] += 1
         game.step(s, a)
-        after = s[idx]
+        after = s[self.idx]
         r = game.rewards(s)
-        totals += r
+        self.totals += r
         rec: dict[str, Any] = {"seat": seat, "id": a, "action": game.action_to_string(a)}
         if lead:
             rec["lead"] = True
@@ -322,39 +330,62 @@ def _simulate(game, deal_seed: int, reset_options: Optional[dict], entries: Sequ
             if dst == f"played {seat}" and src == f"hand {seat}" and pending[seat] >= 0:
                 rec["play"] = _realised(game, pending[seat], game.deck.parse(cards))
                 pending[seat] = -1
-        pub = _public(game, s, phases)
-        changed = {k: v for k, v in pub.items() if prev_pub.get(k) != v}
+        pub = _public(game, s, self.phases)
+        changed = {k: v for k, v in pub.items() if self.prev_pub.get(k) != v}
         if changed:
             rec["state"] = changed
-        prev_pub = pub
+        self.prev_pub = pub
         ended = game.done(s) or new_deal
         if ended:
             res: dict[str, Any] = {"scores": [_num(x) for x in r]}
             places = _places(game, s) if (r.any() or game.done(s)) else None
             if places is not None:
                 res["places"] = places
-            deals[-1]["result"] = res
-            deals[-1]["end"] = i + 1
+            self.deals[-1]["result"] = res
+            self.deals[-1]["end"] = i + 1
         if new_deal:
-            rec["deal"] = len(deals)
-            pending = [-1] * n
-            deals.append(deal_record(i + 1))
-            prev_pub = deals[-1]["state"]
-        actions.append(rec)
-    result: dict[str, Any] = {"done": bool(game.done(s))}
-    if illegal_seat is not None:
-        if game.done(s) or game.current(s) != illegal_seat:
-            raise ValueError(f"{where(len(entries))}: the result says player_{illegal_seat} made "
-                             f"an illegal move, but the game does not stand at his turn")
-        result["done"] = True
-        result["illegal_move"] = illegal_seat
-    result["rewards"] = [_num(x) for x in totals]
-    if game.done(s):
-        result["winner"] = int(s[WINNER])
-        result["places"] = _places(game, s)
-        if game.info.name == "niangniang" and game.truncated(s):
-            result["truncated"] = True
-    return deals, actions, result, s
+            rec["deal"] = len(self.deals)
+            self.pending = [-1] * n
+            self.deals.append(self._deal_record(i + 1))
+            self.prev_pub = self.deals[-1]["state"]
+        self.actions.append(rec)
+        return rec
+
+    def result(self, illegal_seat: Optional[int] = None,
+               where: Callable[[], str] = lambda: "result") -> dict:
+        """The replay's ``result`` record after the actions pushed so far (``illegal_seat``:
+        the seat whose illegal move ended the game, ``ValueError`` starting with ``where``
+        when the game does not stand at its turn)."""
+        game, s = self.game, self.s
+        result: dict[str, Any] = {"done": bool(game.done(s))}
+        if illegal_seat is not None:
+            if game.done(s) or game.current(s) != illegal_seat:
+                raise ValueError(f"{where()}: the result says player_{illegal_seat} made "
+                                 f"an illegal move, but the game does not stand at his turn")
+            result["done"] = True
+            result["illegal_move"] = illegal_seat
+        result["rewards"] = [_num(x) for x in self.totals]
+        if game.done(s):
+            result["winner"] = int(s[WINNER])
+            result["places"] = _places(game, s)
+            if game.info.name == "niangniang" and game.truncated(s):
+                result["truncated"] = True
+        return result
+
+
+def _simulate(game, deal_seed: int, reset_options: Optional[dict], entries: Sequence,
+              where: Callable[[int], str], illegal_seat: Optional[int] = None):
+    """Play ``entries`` (action ids, or dicts with ``"id"``/``"seat"``) from the deal; return
+    ``(deals, actions, result, state)`` as the replay writes them.
+
+    An entry that is not an action id of the game, names the wrong seat, or is illegal at its
+    point is a ``ValueError`` starting with ``where(i)``.
+    """
+    sim = _Simulation(game, deal_seed, reset_options)
+    for i, e in enumerate(entries):
+        sim.push(e, lambda i=i: where(i))
+    result = sim.result(illegal_seat, lambda: where(len(entries)))
+    return sim.deals, sim.actions, result, sim.s
 
 
 def _env_options(env) -> dict:

@@ -7,6 +7,7 @@ Run as a script to write a screenshot of the page: ``python tests/test_web.py OU
 
 from __future__ import annotations
 
+import copy
 import json
 import socket
 import sys
@@ -139,6 +140,67 @@ def test_the_players_view_hides_the_other_hands_and_adds_up(name):
     assert rep["players"] == [s.players[i] for i in range(n)] and rep["players"][1] == "you"
 
 
+def _apply(rep, msg: dict) -> dict:
+    """The replay after a ``state`` message, as the page's ``applyDelta`` makes it."""
+    msg = json.loads(json.dumps(msg))
+    if "replay" in msg:
+        assert "delta" not in msg
+        return msg["replay"]
+    d = msg["delta"]
+    assert len(rep["actions"]) == d["actions_from"] and 0 <= d["deals_from"] < len(rep["deals"])
+    rep["actions"][d["actions_from"]:] = d["actions"]
+    rep["deals"][d["deals_from"]:] = d["deals"]
+    rep["result"] = d["result"]
+    return rep
+
+
+def _redone(s: GameSession) -> dict:
+    """``s``'s view with the player's copy of the replay redacted again from scratch."""
+    ref = copy.copy(s)
+    ref._red_piles, ref._red_deals, ref._red_actions = None, [], []
+    return ref.view()
+
+
+@pytest.mark.parametrize("seat", [1, None], ids=["seat1", "watch"])
+@pytest.mark.parametrize("name", GAMES)
+def test_deltas_add_up_to_the_whole_replay(name, seat):
+    """Given the ``sync`` of the message before, a view carries only what changed: the one new
+    action and the last deal or two, however long the game (a Da Niangniang match of many
+    deals); applied in turn they give the whole replay, the same as redacting it again from
+    scratch, and at the end the env's own replay.  The whole replay comes again only where
+    earlier records change (what the player sees of the piles) and at the end."""
+    opts = {"match": True, "target_score": 3} if name == "niangniang" else {}
+    s = GameSession(name, opts, seat=seat, agents="rules", seed=5)
+    rng = np.random.default_rng(2)
+    rep, sync, wholes, turns = None, None, 0, []
+    while True:
+        m = s.view(sync)
+        assert m["sync"][1] == s.turn
+        if "delta" in m:
+            assert m["delta"]["actions_from"] == turns[-1]
+            assert len(m["delta"]["actions"]) == s.turn - turns[-1] == 1
+            assert len(m["delta"]["deals"]) <= 2
+        else:
+            wholes += 1
+        rep = _apply(rep, m)
+        sync = m["sync"]
+        turns.append(s.turn)
+        assert rep == json.loads(json.dumps(_redone(s)["replay"])), s.turn
+        if s.done:
+            break
+        if s.players_turn:
+            s.act(m["legal"][rng.integers(len(m["legal"]))]["id"], m["turn"])
+        else:
+            s.agent_step()
+    assert "replay" in m and m["done"]
+    assert rep == json.loads(json.dumps(R.replay_of(s.env, players=s.players)))
+    assert rep == R.loads(m["replay_json"])
+    # the first message, the last, and one per change of what the player sees of the piles
+    assert 2 <= wholes <= (2 if seat is None else 2 + 2 * len(rep["deals"])), wholes
+    if name == "niangniang":
+        assert len(rep["deals"]) > 1 and s.turn > 100
+
+
 def test_forged_and_stale_ids_leave_the_game_unchanged():
     s = GameSession("wakeng", {}, seat=0, agents="rules", seed=4)
     rng = np.random.default_rng(0)
@@ -253,6 +315,37 @@ def test_a_finished_game_and_forged_ids_over_the_websocket(client):
         assert ws.receive_json()["message"] == "not a JSON message"
 
 
+def test_state_messages_carry_deltas_and_sync_resends_the_table(client):
+    """Over the websocket the first state of a game carries the whole replay, the next ones a
+    delta (applied in turn: the replay the final message carries, cut at that point); a
+    ``sync`` message gets the whole table again, and deltas go on from it."""
+    with client.websocket_connect("/ws") as ws:
+        ws.send_json({"type": "start", "game": "doudizhu", "seat": None, "agents": "rules",
+                      "seed": 8, "delay": 0})
+        rep, kinds, synced = None, [], False
+        while True:
+            m = _until(ws, lambda m: m["type"] == "state")
+            kinds.append("replay" if "replay" in m else "delta")
+            rep = _apply(rep, m)
+            assert len(rep["actions"]) == m["turn"]
+            if m["done"]:
+                break
+            if not synced and m["turn"] >= 5:
+                ws.send_json({"type": "pause"})
+                ws.send_json({"type": "sync"})
+                m = _until(ws, lambda m: m["type"] == "state" and "replay" in m)
+                assert m["replay"] == rep | {"actions": m["replay"]["actions"],
+                                             "deals": m["replay"]["deals"],
+                                             "result": m["replay"]["result"]}
+                assert m["replay"]["actions"][:len(rep["actions"])] == rep["actions"]
+                rep = _apply(rep, m)
+                synced = True
+                ws.send_json({"type": "resume"})
+        assert synced and kinds[0] == "replay" and kinds[-1] == "replay"
+        assert kinds.count("delta") >= len(kinds) - 2
+        assert rep == R.loads(m["replay_json"])
+
+
 def test_two_sessions_in_parallel_keep_their_own_games(client):
     """Two connections play interleaved: each its own game, each replay verifies and is the
     game its session played (the same seed and actions as a fresh env stepped alike)."""
@@ -312,6 +405,55 @@ def test_watch_mode_speed_and_pause(client):
         assert R.loads(m["replay_json"])["players"] == ["rules", "random", "rules"]
         ws.send_json({"type": "speed", "delay": "fast"})
         assert "delay must be" in ws.receive_json()["message"]
+
+
+def test_the_app_runs_numpy_blas_on_one_thread():
+    """While the app runs (its lifespan), numpy's BLAS uses one thread in the threads that run
+    the sessions: they are the parallelism; afterwards the setting is restored."""
+    from threadpoolctl import threadpool_info
+
+    def blas_threads():  # as a new thread (a session's worker thread) sees them
+        out: list = []
+        t = threading.Thread(target=lambda: out.extend(
+            x["num_threads"] for x in threadpool_info() if x["user_api"] == "blas"))
+        t.start()
+        t.join()
+        return out
+
+    before = blas_threads()
+    if not before:
+        pytest.skip("numpy has no BLAS threadpoolctl can see")
+    with TestClient(create_app(delay=0)):
+        assert set(blas_threads()) == {1}
+    assert blas_threads() == before
+
+
+def test_sessions_share_the_loaded_weights(tmp_path):
+    """The ``trained`` agents of every session play one loaded network per weight file (read
+    and checked once); a file written again is read again."""
+    import importlib
+    import os
+    import shutil
+
+    from cardenvs.arena import import_agents
+
+    trained = importlib.import_module(import_agents().__name__ + ".trained")
+    a = GameSession("wakeng", {}, seat=0, agents="trained", seed=1)
+    b = GameSession("wakeng", {}, seat=None, agents="trained", seed=2)
+    nets = {id(bot.net) for _, (_, bot) in [*a.bots.items(), *b.bots.items()]}
+    assert len(nets) == 1
+    path = tmp_path / "w.npz"
+    shutil.copy(trained.default_weights_path("wakeng"), path)
+    first = trained.shared_network(str(path))
+    assert trained.shared_network(str(path)) is first
+    st = os.stat(path)
+    os.utime(path, ns=(st.st_atime_ns, st.st_mtime_ns + 10**9))
+    again = trained.shared_network(str(path))
+    assert again is not first and np.array_equal(again.w_obs, first.w_obs)
+    with pytest.raises(ValueError, match="no weight file"):
+        trained.shared_network(str(tmp_path / "missing.npz"))
+    with pytest.raises(TypeError, match="weights path"):
+        trained.shared_network(3)
 
 
 def test_serve_command_listens_on_localhost():
@@ -441,6 +583,7 @@ SETUP_JS = """((c) => { const $ = (id) => document.getElementById(id);
 STATE_JS = """JSON.stringify(App.state ? {turn: App.state.turn, to_move: App.state.to_move,
   seat: App.state.seat, done: App.state.done, legal: App.state.legal, game: App.state.game,
   hand: App.state.seat === null ? '' : App.state.hands[String(App.state.seat)],
+  n_actions: App.state.replay.actions.length, n_log: document.querySelectorAll('#log li').length,
   rewards: App.state.rewards || null} : null)"""
 
 
@@ -466,6 +609,8 @@ def play_by_clicking(page: Page, game: str, seed: int, rng, options=None) -> dic
     while True:
         st = _wait_state(page, lambda s: s["done"] or (s["to_move"] == s["seat"]
                                                       and not page.eval("App.waiting")))
+        # the replay the page built from the messages' deltas holds every action so far
+        assert st["n_actions"] == st["turn"] and st["n_log"] <= st["turn"]
         if st["done"]:
             return st
         m = st["legal"][rng.integers(len(st["legal"]))]

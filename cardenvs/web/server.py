@@ -10,19 +10,25 @@ from the browser
   ``start`` (``game``, ``options``, ``seat``: a seat number or ``null`` to watch, ``agents``:
   a spec per seat or a comma-separated string, ``seed``, ``delay``), ``act`` (``id``: an
   action id, ``turn``: the turn it answers), ``speed`` (``delay`` in seconds), ``pause``,
-  ``resume``;
+  ``resume``, ``sync`` (send the whole table again);
 from the server
   ``state`` (:meth:`GameSession.view`) after every move (an agent's with ``think_ms``, the
   server's time for it: decision, step and message), ``error`` (``message``) for a bad
-  spec, option or move (the game is unchanged and the server keeps running).
+  spec, option or move (the game is unchanged and the server keeps running).  The first
+  ``state`` of a game carries the whole ``replay``, the next ones a ``delta`` to the last one
+  sent (the whole replay again when earlier records change, and at the end).
 
 The agents' moves are computed in worker threads, one move at a time per session, and each is
 sent ``delay`` seconds after the previous message (``0.6`` s by default: the time to see it).
+While the app runs, numpy's BLAS uses one thread (:func:`cardenvs.arena.one_blas_thread`):
+the sessions' threads are the parallelism; a multi-threaded BLAS called from many threads at
+once spends its time waking and waiting for its own threads.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import logging
 import math
@@ -95,6 +101,8 @@ class Connection:
         self.send_lock = asyncio.Lock()
         self.running = asyncio.Event()  # cleared while paused
         self.running.set()
+        #: the ``sync`` of the last state message sent (``None``: send the whole replay)
+        self.synced: Optional[list] = None
 
     async def send(self, msg: dict) -> None:
         async with self.send_lock:
@@ -102,6 +110,19 @@ class Connection:
 
     async def error(self, message: str) -> None:
         await self.send({"type": "error", "message": message})
+
+    async def send_view(self, session: GameSession, think_s: Optional[float] = None) -> None:
+        """Send the table (a delta to the last one sent); ``think_s``: the agent's time for
+        the move it shows, sent as ``think_ms`` with the time to prepare the message added."""
+        async with self.lock:
+            if session is not self.session:
+                return  # a new game has started meanwhile
+            t0 = time.perf_counter()
+            view = await run_in_threadpool(session.view, self.synced)
+            if think_s is not None:
+                view["think_ms"] = round(1000 * (think_s + time.perf_counter() - t0), 1)
+            await self.send(view)
+            self.synced = view["sync"]
 
     async def serve(self) -> None:
         await self.ws.accept()
@@ -141,9 +162,14 @@ class Connection:
             self.running.clear()
         elif kind == "resume":
             self.running.set()
+        elif kind == "sync":
+            if self.session is None:
+                raise ValueError("no game yet: start one")
+            self.synced = None
+            await self.send_view(self.session)
         else:
             raise ValueError(f"unknown message type {kind!r}; expected start, act, speed, "
-                             f"pause or resume")
+                             f"pause, resume or sync")
 
     async def stop(self) -> None:
         """End the agents' task (after the move in progress, which finishes in its thread)."""
@@ -165,9 +191,9 @@ class Connection:
                 msg.get("agents", "rules"), msg.get("seed"))
         except (ValueError, TypeError) as e:
             raise ValueError(f"cannot start the game: {e}") from None
-        self.session, self.delay = session, delay
+        self.session, self.delay, self.synced = session, delay, None
         self.running.set()
-        await self.send(await run_in_threadpool(session.view))
+        await self.send_view(session)
         self.runner = asyncio.create_task(self.play_agents(session))
 
     async def act(self, action: Any, turn: Any) -> None:
@@ -176,8 +202,7 @@ class Connection:
             raise ValueError("no game yet: start one")
         async with self.lock:
             await run_in_threadpool(session.act, action, turn)
-            view = await run_in_threadpool(session.view)
-        await self.send(view)
+        await self.send_view(session)
         await self.stop()
         self.runner = asyncio.create_task(self.play_agents(session))
 
@@ -191,14 +216,12 @@ class Connection:
                 async with self.lock:
                     t0 = time.perf_counter()
                     await run_in_threadpool(session.agent_step)
-                    view = await run_in_threadpool(session.view)
-                    # the server's time for the move: the agent's decision, the step, the view
-                    view["think_ms"] = round(1000 * (time.perf_counter() - t0), 1)
+                    think = time.perf_counter() - t0  # the agent's decision and the step
                 wait = self.delay - (loop.time() - last)
                 if wait > 0:
                     await asyncio.sleep(wait)
                 await self.running.wait()
-                await self.send(view)
+                await self.send_view(session, think)  # think_ms adds the message's time
                 last = loop.time()
         except asyncio.CancelledError:
             raise
@@ -225,12 +248,19 @@ def create_app(delay: float = DEFAULT_DELAY) -> Starlette:
     async def ws(websocket: WebSocket):
         await Connection(websocket, delay).serve()
 
+    @contextlib.asynccontextmanager
+    async def lifespan(app):
+        from ..arena import one_blas_thread
+
+        with one_blas_thread():
+            yield
+
     return Starlette(routes=[
         Route("/", index),
         Route("/api/games", games),
         WebSocketRoute("/ws", ws),
         Mount("/static", StaticFiles(directory=STATIC), name="static"),
-    ])
+    ], lifespan=lifespan)
 
 
 def serve(host: str = "127.0.0.1", port: int = 8000, delay: float = DEFAULT_DELAY) -> None:

@@ -8,6 +8,10 @@ plays the agents' moves one at a time, and describes the table for the browser
 replay viewer draws) with what the player may not see hidden, and at the player's turn the
 legal actions with their labels and the cards each card play takes from the hand.
 
+The replay is built as the game goes, one action at a time, and so is the player's (hidden)
+copy of it; a view can carry only what changed since an earlier one (``delta``), so preparing
+a message costs the same at the first move as at the thousandth of a long match.
+
 Nothing here needs the web stack: :mod:`cardenvs.web.server` runs sessions in its worker
 threads, one session per browser connection.
 """
@@ -20,7 +24,10 @@ import numpy as np
 
 from ..core.state import hand_off
 from ..play import PUBLIC_BLOCKS, _card_field, _public, _wild_slots, agent_move, seat_agents
-from ..replay import _phase_names, _public as _public_state, _zones, dumps, play_cards, replay_of
+from ..replay import (
+    _env_options, _header, _phase_names, _public as _public_state, _Simulation, _zones, dumps,
+    play_cards,
+)
 
 #: what a card the viewer cannot see is written as in the replays a player receives
 HIDDEN = "?"
@@ -48,16 +55,41 @@ class GameSession:
         self.players = ["you" if i == seat else self.bots[i][0] for i in range(n)]
         self._index = {a: i for i, a in enumerate(self.env.possible_agents)}
         self.env.reset(seed=self.seed)
+        u = self.env.unwrapped
+        seed_, rng_state, deal_seed, reset_options = u._replay_start
+        self._header = _header(self.game, _env_options(u), seed_, rng_state, deal_seed,
+                               reset_options)
+        self._header["players"] = self.players
+        #: the replay so far, one action pushed per step (:meth:`_sync`)
+        self._sim = _Simulation(self.game, deal_seed, reset_options)
+        #: the player's copy: redacted deals and actions, made with ``_red_piles``; rebuilt
+        #: (a new ``_epoch``) when what he sees of the piles changes
+        self._red_piles: Optional[dict] = None
+        self._red_deals: list[dict] = []
+        self._red_actions: list[dict] = []
+        self._epoch = 0
         self._advance()
 
     # -- where the game stands --------------------------------------------------------------------
 
     def _advance(self) -> None:
-        """Step past the seats whose game is over (PettingZoo's ``step(None)``)."""
+        """Step past the seats whose game is over (PettingZoo's ``step(None)``), then bring
+        the replay up to the env's history."""
         env = self.env
         while env.agents and (env.terminations[env.agent_selection]
                               or env.truncations[env.agent_selection]):
             env.step(None)
+        self._sync()
+
+    def _sync(self) -> None:
+        """Push the env's actions the replay lacks; its state must then be the env's."""
+        u = self.env.unwrapped
+        history = u.history
+        sim = self._sim
+        for i in range(len(sim.actions), len(history)):
+            sim.push(history[i], lambda i=i: f"history[{i}]")
+        if not np.array_equal(sim.s, u.state_vec):
+            raise RuntimeError("the replay does not follow the game's state")
 
     @property
     def done(self) -> bool:
@@ -148,27 +180,61 @@ class GameSession:
         s = self.env.unwrapped.state_vec
         return self.game.deck.format(s[hand_off(seat):hand_off(seat) + 16])
 
-    def view(self) -> dict:
+    def replay(self) -> dict:
+        """The full replay so far (every card shown; what ``env.unwrapped.replay()`` gives)."""
+        rep = dict(self._header)
+        rep["deals"] = [dict(d) for d in self._sim.deals]
+        rep["actions"] = list(self._sim.actions)
+        rep["result"] = self._sim.result()
+        return rep
+
+    def view(self, since: Optional[list] = None) -> dict:
         """The ``state`` message: the replay so far (the player's view: other hands, piles he
         cannot see and other seats' private choices hidden; everything once the game is over
         or when watching), the known ``hands``, the turn, the seat to move, the legal actions
-        at the player's turn, and at the end the rewards and the full replay as JSON."""
-        rep = replay_of(self.env, players=self.players)
+        at the player's turn, and at the end the rewards and the full replay as JSON.
+
+        ``sync`` names the replay the message carries; given the ``sync`` of an earlier
+        message as ``since``, the message carries instead of the whole ``replay`` only a
+        ``delta`` to apply to that one: the actions from ``actions_from`` on, the deals from
+        ``deals_from`` on (they replace the earlier message's from there) and the ``result``.
+        The whole replay comes when ``since`` is ``None`` or no longer fits (what the player
+        sees of the piles changed, which rewrites earlier records), and at the end."""
         g = self.game
         full = self.seat is None or self.done
-        js, ws = _wild_slots(g)
+        if full:
+            deals, actions, epoch = self._sim.deals, self._sim.actions, -1
+        else:
+            deals, actions = self._redacted_records()
+            epoch = self._epoch
+        sync = [epoch, len(actions), len(deals)]
         msg: dict[str, Any] = {
             "type": "state", "game": self.name, "seat": self.seat, "seed": self.seed,
             "turn": self.turn, "to_move": self.to_move, "done": self.done,
-            "players": self.players, "wild": list(ws),
-            "replay": rep if full else self._redacted(rep),
-            "hands": ({str(i): self.hand(i) for i in range(g.n_players)} if full
-                      else {str(i): self.hand(i) for i in self._known_hands()}),
-            "legal": self.legal(),
+            "players": self.players, "wild": list(_wild_slots(g)[1]),
         }
+        result = self._sim.result()
+        if (since is not None and not self.done and isinstance(since, (list, tuple))
+                and len(since) == 3 and since[0] == epoch
+                and 0 <= since[1] <= len(actions) and 1 <= since[2] <= len(deals)):
+            k, j = since[1], since[2] - 1  # the last deal sent may have ended since
+            msg["delta"] = {"actions_from": k, "actions": actions[k:],
+                            "deals_from": j, "deals": deals[j:], "result": result}
+        else:
+            rep = {k: v for k, v in self._header.items()
+                   if full or k not in ("seed", "rng_state", "deal_seed", "reset_options",
+                                        "meta")}
+            rep["deals"] = [dict(d) for d in deals]
+            rep["actions"] = list(actions)
+            rep["result"] = result
+            msg["replay"] = rep
+        msg["sync"] = sync
+        msg["hands"] = ({str(i): self.hand(i) for i in range(g.n_players)} if full
+                        else {str(i): self.hand(i) for i in self._known_hands()})
+        msg["legal"] = self.legal()
         if self.done:
-            msg["rewards"] = rep["result"]["rewards"]
-            msg["replay_json"] = dumps(rep)
+            msg["rewards"] = result["rewards"]
+            msg["replay_json"] = dumps(msg["replay"])
         return msg
 
     def _known_hands(self) -> list[int]:
@@ -196,52 +262,61 @@ class GameSession:
             out[name] = (not held.any()) or (seen is not None and np.array_equal(seen, held))
         return out
 
-    def _redacted(self, rep: dict) -> dict:
-        """``rep`` as the player may see it: the other seats' cards, the piles he cannot see
-        and the cards of other seats' private choices (burying, the exchange) written as
-        ``?``; those choices' strings as ``_public`` shows them; no seed (it gives the deal)."""
-        g = self.game
-        me = f"hand {self.seat}"
+    def _redacted_records(self) -> tuple[list[dict], list[dict]]:
+        """``(deals, actions)`` of the replay as the player may see them: the other seats'
+        cards, the piles he cannot see and the cards of other seats' private choices
+        (burying, the exchange) written as ``?``; those choices' strings as ``_public`` shows
+        them.  Kept between calls: the actions added since are redacted, and the last deal
+        (it gains its result when it ends); when what he sees of the piles has changed, all
+        of them again (a new ``_epoch``)."""
         piles = self._visible_piles()
-        main_pile = next(iter(piles))  # the game's pile (cards moved from "no zone")
+        if piles != self._red_piles:
+            self._red_piles = piles
+            self._red_deals, self._red_actions = [], []
+            self._epoch += 1
+        sim = self._sim
+        deals = self._red_deals
+        del deals[max(0, len(deals) - 1):]
+        deals += [self._redact_deal(d) for d in sim.deals[len(deals):]]
+        actions = self._red_actions
+        actions += [self._redact_action(r) for r in sim.actions[len(actions):]]
+        return deals, actions
 
-        def visible(zone: Optional[str]) -> bool:
-            if zone is None:
-                return piles[main_pile]
-            if zone.startswith("played "):
-                return True
-            if zone.startswith("hand "):
-                return zone == me
-            return piles.get(zone, False)
+    def _hide(self, cards: str) -> str:
+        return HIDDEN * len(cards)
 
-        def hide(cards: str) -> str:
-            return HIDDEN * len(cards)
+    def _redact_deal(self, d: dict) -> dict:
+        piles, hide = self._red_piles, self._hide
+        d = dict(d)
+        d["hands"] = [h if i == self.seat else hide(h) for i, h in enumerate(d["hands"])]
+        d["piles"] = {k: v if piles.get(k, False) else hide(v) for k, v in d["piles"].items()}
+        return d
 
-        out = {k: v for k, v in rep.items()
-               if k not in ("seed", "rng_state", "deal_seed", "reset_options", "meta")}
-        deals = []
-        for d in rep["deals"]:
-            d = dict(d)
-            d["hands"] = [h if i == self.seat else hide(h) for i, h in enumerate(d["hands"])]
-            d["piles"] = {k: v if piles.get(k, False) else hide(v) for k, v in d["piles"].items()}
-            deals.append(d)
-        out["deals"] = deals
-        actions = []
-        for rec in rep["actions"]:
-            rec = dict(rec)
-            public = rec["seat"] == self.seat or g.block_of(rec["id"]) in PUBLIC_BLOCKS
-            if not public:
-                rec["action"] = _public(g, rec.pop("id"))
-            if "moves" in rec:
-                moves = []
-                for src, dst, cards in rec["moves"]:
-                    if visible(dst) or (visible(src) and public):
-                        moves.append([src, dst, cards])
-                    elif visible(src):  # he sees the cards leave, not where they go
-                        moves += [[src, None, cards], [None, dst, hide(cards)]]
-                    else:
-                        moves.append([src, dst, hide(cards)])
-                rec["moves"] = moves
-            actions.append(rec)
-        out["actions"] = actions
-        return out
+    def _visible(self, zone: Optional[str]) -> bool:
+        """Whether the player sees the cards of ``zone`` (``None``: the game's pile)."""
+        piles = self._red_piles
+        if zone is None:
+            return piles[next(iter(piles))]  # the game's pile (cards moved from "no zone")
+        if zone.startswith("played "):
+            return True
+        if zone.startswith("hand "):
+            return zone == f"hand {self.seat}"
+        return piles.get(zone, False)
+
+    def _redact_action(self, rec: dict) -> dict:
+        g, visible, hide = self.game, self._visible, self._hide
+        rec = dict(rec)
+        public = rec["seat"] == self.seat or g.block_of(rec["id"]) in PUBLIC_BLOCKS
+        if not public:
+            rec["action"] = _public(g, rec.pop("id"))
+        if "moves" in rec:
+            moves = []
+            for src, dst, cards in rec["moves"]:
+                if visible(dst) or (visible(src) and public):
+                    moves.append([src, dst, cards])
+                elif visible(src):  # he sees the cards leave, not where they go
+                    moves += [[src, None, cards], [None, dst, hide(cards)]]
+                else:
+                    moves.append([src, dst, hide(cards)])
+            rec["moves"] = moves
+        return rec

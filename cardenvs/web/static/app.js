@@ -84,9 +84,21 @@ const App = (() => {
     ws.onmessage = (e) => receive(JSON.parse(e.data));
     ws.onclose = () => { if (state && !state.done) status("disconnected from the server: start a new game"); };
   }
+  // a state message carries the whole replay, or a delta to the previous message's: the
+  // actions and deals from where they change on, and the result
+  function applyDelta(msg){
+    const d = msg.delta, R = state && state.replay;
+    if (!R || state.game !== msg.game || R.actions.length < d.actions_from || R.deals.length < d.deals_from) return false;
+    R.actions.length = d.actions_from; for (const a of d.actions) R.actions.push(a);
+    R.deals.length = d.deals_from; for (const x of d.deals) R.deals.push(x);
+    R.result = d.result;
+    msg.replay = R; delete msg.delta;
+    return true;
+  }
   function receive(msg){
     if (msg.type === "error") { showError(msg.message); waiting = false; if (state) drawPlay(); return; }
     if (msg.type !== "state") return;
+    if (msg.delta && !applyDelta(msg)) { send({type: "sync"}); return; }  // out of step: ask for it all
     showError("");
     const newTurn = !state || state.turn !== msg.turn || state.game !== msg.game;
     state = msg; waiting = false;
