@@ -58,6 +58,8 @@ def write_env_pages(app) -> None:
     """docs/environments/<game>.md from each registered game's env module docstring."""
     import importlib
 
+    from cardenvs import make_game
+    from cardenvs.core.compact import codec_of
     from cardenvs.registry import REGISTRY
 
     out = HERE / "environments"
@@ -67,7 +69,11 @@ def write_env_pages(app) -> None:
         module = importlib.import_module(f"cardenvs.{spec.env_module}")
         doc = rst_to_myst(module.__doc__ or "")
         title, _, body = doc.strip().partition("\n")
-        page = f"# {title.strip()}\n\n{body.strip()}\n"
+        codec = codec_of(make_game(name))
+        compact = (f"\n\n**Compact actions** (`actions=\"compact\"`, [how they work](../compact.md)): "
+                   f"{codec.n:,} ids, against {codec.n_flat:,} flat.\n\n"
+                   + codec.layout_markdown())
+        page = f"# {title.strip()}\n\n{body.strip()}{compact}\n"
         path = out / f"{name}.md"
         if not path.exists() or path.read_text(encoding="utf-8") != page:
             path.write_text(page, encoding="utf-8")

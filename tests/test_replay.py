@@ -100,7 +100,8 @@ def test_replay_reproduces_every_game(name, opts):
         assert back == json.loads(text) == rep
         # independent checks against the env
         assert rep["game"] == name and rep["seed"] == seed and rep["options"] == {
-            "illegal": "lose", "illegal_reward": -1.0, "info_legal_actions": False, **opts}
+            "illegal": "lose", "illegal_reward": -1.0, "info_legal_actions": False,
+            "actions": "flat", **opts}
         assert len(rep["actions"]) == len(steps)
         first = make(name, **opts)
         first.reset(seed=seed)
