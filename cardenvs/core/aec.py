@@ -31,7 +31,7 @@ Conventions shared by every game:
 
 from __future__ import annotations
 
-from typing import Any, Callable, Optional
+from typing import Any, Callable, Mapping, Optional, Sequence, Union
 
 import numpy as np
 from gymnasium import spaces
@@ -47,6 +47,9 @@ from .state import PHASE, REW0
 from .render import RENDER_FPS, RENDER_MODES
 
 _MAX_SEED = 2**63 - 1
+#: what :meth:`CardEnv.replay` needs to re-deal a game: ``(seed, the generator's state when no
+#: seed was given, the deal's seed, the custom deal's options)``
+_ReplayStart = tuple[Optional[int], Optional[Mapping[str, Any]], int, Optional[dict]]
 _SNAPSHOT_KEYS = ("state", "agents", "rewards", "cumulative", "terminations", "truncations",
                   "infos", "agent_selection", "history", "legal", "started")
 
@@ -108,7 +111,7 @@ class CardEnv(AECEnv, EzPickle):
         g = self.game
         n = g.n_players
         self.possible_agents = [f"player_{i}" for i in range(n)]
-        self.agents = []
+        self.agents: list[str] = []
         self.rewards: dict = {}
         self._cumulative_rewards: dict = {}
         self.terminations: dict = {}
@@ -119,23 +122,26 @@ class CardEnv(AECEnv, EzPickle):
             "observation": spaces.Box(0.0, 1.0, (g.layout.size,), np.float32),
             "action_mask": spaces.Box(0, 1, (g.n_actions,), np.int8),
         })
-        self.observation_spaces = {a: obs_space for a in self.possible_agents}
-        self.action_spaces = {a: spaces.Discrete(g.n_actions) for a in self.possible_agents}
+        agents = self.possible_agents
+        self.observation_spaces: dict[str, spaces.Dict] = {a: obs_space for a in agents}
+        self.action_spaces: dict[str, spaces.Discrete] = {a: spaces.Discrete(g.n_actions)
+                                                          for a in agents}
         self.state_vec = g.new_state()
         self._legal_buf = np.zeros(g.n_actions, np.int64)
         self._n_legal = 0
         self.np_random = np.random.default_rng()
-        self._np_random_seed = None
+        self._np_random_seed: Optional[int] = None
         self._started = False
         self.history: list[int] = []
-        self._replay_start = None
-        self._compact = None  # compact mode: the mover's partial play (cardenvs.core.compact)
+        self._replay_start: Optional[_ReplayStart] = None
+        # compact mode: the mover's partial play (cardenvs.core.compact)
+        self._compact: Optional[_compact.Pending] = None
         if self.actions == "compact":
             _compact.attach(self)
 
     # -- construction hook -----------------------------------------------------------------------
     @classmethod
-    def make_game(cls, **options) -> Game:
+    def make_game(cls, **options: Any) -> Game:
         """A new game of this environment with ``options`` (the registry's game class)."""
         if cls.game_name is None:
             raise NotImplementedError(f"{cls.__name__} names no game: declare it as "
@@ -145,19 +151,27 @@ class CardEnv(AECEnv, EzPickle):
         return spec(cls.game_name).make(**options)
 
     # -- spaces ------------------------------------------------------------------------------------
-    def observation_space(self, agent: str):
+    def observation_space(self, agent: str) -> spaces.Dict:
+        """The observation space of ``agent``: ``observation`` and ``action_mask`` boxes."""
         return self.observation_spaces[self._check_agent(agent)]
 
-    def action_space(self, agent: str):
+    def action_space(self, agent: str) -> spaces.Discrete:
+        """The action space of ``agent``: the action ids (compact ids in compact mode)."""
         return self.action_spaces[self._check_agent(agent)]
 
-    def _check_agent(self, agent) -> str:
+    def _check_agent(self, agent: object) -> str:
         if agent not in self._index:
             raise ValueError(f"unknown agent {agent!r}; agents are {', '.join(self.possible_agents)}")
         return agent
 
     # -- API ---------------------------------------------------------------------------------------
     def reset(self, seed: Optional[int] = None, options: Optional[dict] = None) -> None:
+        """Deal a new game.
+
+        Args:
+            seed: seeds the env's generator (``None``: the generator keeps running).
+            options: a custom deal, by the game's deal keys (``None``: a random deal).
+        """
         if seed is not None:
             check_seed(seed)
         saved = (self.np_random, self._np_random_seed, self.np_random.bit_generator.state)
@@ -242,6 +256,8 @@ class CardEnv(AECEnv, EzPickle):
         return self._phase_codes[int(self.state_vec[PHASE])]
 
     def observe(self, agent: str) -> dict:
+        """``{"observation": float32[D], "action_mask": int8[N]}`` of ``agent`` (fresh
+        arrays; the mask is all zeros unless ``agent`` is to move)."""
         self._check_agent(agent)
         if not self._started:
             raise ValueError("call reset() before observe()")
@@ -279,7 +295,9 @@ class CardEnv(AECEnv, EzPickle):
         ids = self.legal_actions()
         return ids, self.game.action_features(ids)
 
-    def step(self, action) -> None:
+    def step(self, action: Union[int, np.integer, np.ndarray, None]) -> None:
+        """Play ``action`` (an action id; ``None`` for an agent that is done) for the agent
+        to move."""
         if not self._started:
             raise ValueError("call reset() before step()")
         if not self.agents:
@@ -347,13 +365,15 @@ class CardEnv(AECEnv, EzPickle):
                 info["legal_actions"] = empty
             self._extra_info(info)
 
-    def render(self):
+    def render(self) -> Union[str, np.ndarray, None]:
+        """The table: text for ``"ansi"``, printed for ``"human"`` (``None``), an image for
+        ``"rgb_array"``."""
         from .render import render_for
 
         return render_for(self)
 
     def close(self) -> None:
-        pass
+        """Nothing to release (PettingZoo API)."""
 
     # -- helpers for people and search -------------------------------------------------------------
     def action_to_string(self, action: int) -> str:
@@ -366,7 +386,7 @@ class CardEnv(AECEnv, EzPickle):
         """Inverse of :meth:`action_to_string`; raises ``ValueError`` for unknown strings."""
         return self.game.string_to_action(text)
 
-    def replay(self, players=None, meta: Optional[dict] = None) -> dict:
+    def replay(self, players: Optional[Sequence[str]] = None, meta: Optional[dict] = None) -> dict:
         """The game so far as a replay (the JSON-ready dict of :mod:`cardenvs.replay`):
         options, seed, every deal, every action with the cards it moved, rewards.
 

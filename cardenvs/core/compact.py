@@ -102,7 +102,8 @@ class Codec:
             sel = row_unit == u
             if sel.any():
                 used[u] = (kv[sel] > 0).any(0)
-        kick_unit, kick_rank = [], []
+        kick_unit: list[int] = []
+        kick_rank: list[int] = []
         kid = np.full((3, NSLOT), -1, np.int64)
         for u in (1, 2):
             for r in range(NSLOT):

@@ -12,6 +12,7 @@ was most of a masked-random loop's time.  :class:`ActionMask` is an ``int8`` arr
 from __future__ import annotations
 
 import numpy as np
+import numpy.typing as npt
 
 
 class ActionMask(np.ndarray):
@@ -20,7 +21,7 @@ class ActionMask(np.ndarray):
     Make one with :func:`new_mask`; it behaves as the ``int8`` array it is.
     """
 
-    def nonzero(self):  # type: ignore[override]
+    def nonzero(self) -> tuple[npt.NDArray[np.intp], ...]:
         """The indexes of the nonzero entries (as ``np.ndarray.nonzero``), found by reading
         the ``int8`` bytes as ``bool`` (any nonzero byte is a nonzero entry either way)."""
         if self.dtype != np.int8:  # a view of another dtype: the plain method
