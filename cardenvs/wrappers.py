@@ -27,7 +27,7 @@ naming the seat and the action.
 
 from __future__ import annotations
 
-from typing import Any, Optional, Sequence, Union
+from typing import TYPE_CHECKING, Any, Optional, Sequence, Union
 
 import gymnasium
 import numpy as np
@@ -37,6 +37,9 @@ from .core.options import check_seed, set_env_args
 from .core.render import RENDER_FPS, RENDER_MODES
 from .core.state import CUR, P_DONE, PHASE, REW0
 
+if TYPE_CHECKING:
+    from .core.game import Game
+
 _MAX_SEED = 2**63 - 1  # deal seeds as in cardenvs.core.aec.CardEnv.reset
 #: deals in a row that end before the learner moves, before reset() gives up
 MAX_SKIPPED_DEALS = 1000
@@ -45,7 +48,7 @@ MAX_DECISIONS = 100_000
 _OPP_SALT = 0x5EA7E4F  # opponents' generator: default_rng([seed, _OPP_SALT])
 
 
-def _check_seats(seats, n_players: int) -> tuple[int, ...]:
+def _check_seats(seats: object, n_players: int) -> tuple[int, ...]:
     if isinstance(seats, (int, np.integer)) and not isinstance(seats, (bool, np.bool_)):
         seats = (int(seats),)
     if not isinstance(seats, (tuple, list)) or not seats:
@@ -64,7 +67,7 @@ def _check_seats(seats, n_players: int) -> tuple[int, ...]:
     return tuple(sorted(out))
 
 
-def _make_agent(name: str, game) -> Any:
+def _make_agent(name: str, game: Optional[Game]) -> Any:
     """The agent registered as ``name`` (``cardenvs.agents``), bound to ``game``; ``name``
     may be a spec with an argument (``trained:PATH``, ``search:rollouts=64,epsilon=0.1``)."""
     from .subpackages import import_subpackage
@@ -87,10 +90,19 @@ def _make_agent(name: str, game) -> Any:
     return make_agent(name, game, seed=0)
 
 
-def check_policy(policy, game=None, built: Optional[dict] = None) -> Any:
-    """``policy`` if it is ``"random"``, an object with ``act`` or ``act_batch``, or a
-    callable; another string is an agent registry name, built for ``game`` (once per name
-    in ``built``)."""
+def check_policy(policy: object, game: Optional[Game] = None,
+                 built: Optional[dict[str, Any]] = None) -> Any:
+    """An opponent policy checked (or built).
+
+    Args:
+        policy: ``"random"``, an object with ``act`` or ``act_batch``, a callable, or
+            another agent registry name.
+        game: the game an agent named by ``policy`` is built for.
+        built: agents already built, by name (an agent named twice is built once).
+
+    Returns:
+        ``policy`` itself, or the agent its name builds.
+    """
     if isinstance(policy, str):
         if policy == "random":
             return policy
@@ -107,11 +119,12 @@ def check_policy(policy, game=None, built: Optional[dict] = None) -> Any:
                     f"{type(policy).__name__}")
 
 
-def seat_policies(opponents, seats: tuple[int, ...], n_players: int, game=None) -> list:
+def seat_policies(opponents: object, seats: tuple[int, ...], n_players: int,
+                  game: Optional[Game] = None) -> list[Any]:
     """One policy per seat (``None`` at the learner's seats) from the ``opponents`` argument
     (agent names are built for ``game``)."""
-    out: list = [None] * n_players
-    built: dict = {}
+    out: list[Any] = [None] * n_players
+    built: dict[str, Any] = {}
     others = [s for s in range(n_players) if s not in seats]
     if isinstance(opponents, dict):
         for s in opponents:
@@ -140,7 +153,7 @@ def seat_policies(opponents, seats: tuple[int, ...], n_players: int, game=None) 
     return out
 
 
-def policy_info(policy, info: Optional[dict], state: np.ndarray) -> Optional[dict]:
+def policy_info(policy: object, info: Optional[dict], state: np.ndarray) -> Optional[dict]:
     """The ``info`` to hand ``policy.act``: for a policy that declares ``needs_state = True``
     (the search agents, which sample worlds from the position as OpenSpiel's bots receive the
     ``State``), ``info`` plus ``"state"``, a read-only copy of the game's state vector; for
@@ -152,7 +165,7 @@ def policy_info(policy, info: Optional[dict], state: np.ndarray) -> Optional[dic
     return {**(info or {}), "state": view}
 
 
-def call_policy(policy, observation: dict, legal: np.ndarray,
+def call_policy(policy: Any, observation: dict, legal: np.ndarray,
                 state: Optional[np.ndarray] = None) -> int:
     """Ask ``policy`` (an object with ``act`` or ``act_batch``, or a callable) for an action;
     ``state`` (the game's state vector) reaches policies that declare ``needs_state``."""
@@ -224,6 +237,10 @@ class SeatEnv(gymnasium.Env):
     """
 
     metadata = {"render_modes": list(RENDER_MODES), "render_fps": RENDER_FPS}
+    # set by cardenvs.core.options.set_env_args
+    illegal: str
+    illegal_reward: float
+    info_legal_actions: bool
 
     def __new__(cls, *args: Any, actions: str = "flat", **kwargs: Any):
         """``actions="compact"`` makes a :class:`cardenvs.compact_seat.CompactSeatEnv`
@@ -343,7 +360,17 @@ class SeatEnv(gymnasium.Env):
         return info
 
     # -- gymnasium API -----------------------------------------------------------------------------
-    def reset(self, *, seed: Optional[int] = None, options: Optional[dict] = None):
+    def reset(self, *, seed: Optional[int] = None, options: Optional[dict] = None
+              ) -> tuple[np.ndarray, dict[str, Any]]:
+        """Deal a new game and play the opponents up to the learner's first decision.
+
+        Args:
+            seed: seeds the deals (and the opponents' generator); ``None`` continues them.
+            options: a custom deal, by the game's deal keys (``None``: a random deal).
+
+        Returns:
+            ``(observation, info)`` of the learner's seat to move.
+        """
         if seed is not None:
             check_seed(seed)
         if options is not None and not isinstance(options, dict):
@@ -367,14 +394,15 @@ class SeatEnv(gymnasium.Env):
             self._opp_rng.bit_generator.state = saved_opp
             raise
 
-    def _reset(self, seed: Optional[int], options: Optional[dict]):
+    def _reset(self, seed: Optional[int], options: Optional[dict]
+               ) -> tuple[np.ndarray, dict[str, Any]]:
         super().reset(seed=seed)
         if seed is not None:
             self._opp_rng = np.random.default_rng([int(seed), _OPP_SALT])
             self._picks = []
         g = self.game
         self._skipped = 0
-        custom = bool(options) and bool(set(options) & set(g.deal_keys))
+        custom = bool(options and set(options) & set(g.deal_keys))
         if options and not custom:
             gymnasium.logger.warn(f"reset(options=...) ignored: none of the deal keys "
                                   f"{list(g.deal_keys)} given")
@@ -402,7 +430,14 @@ class SeatEnv(gymnasium.Env):
             self.render()
         return self._observation(self._seat), self._info()
 
-    def step(self, action):
+    def step(self, action: Union[int, np.integer, np.ndarray]
+             ) -> tuple[np.ndarray, float, bool, bool, dict[str, Any]]:
+        """Play the learner's ``action``, then the opponents up to its next decision.
+
+        Returns:
+            ``(observation, reward, terminated, truncated, info)``: the reward is what the
+            game paid the learner from this action until its next decision (or the end).
+        """
         if not self._started:
             raise ValueError("call reset() before step()")
         if self._over:
@@ -463,13 +498,16 @@ class SeatEnv(gymnasium.Env):
             return np.zeros(0, np.int64)
         return self._legal().copy()
 
-    def render(self):
+    # gymnasium types the return with a TypeVar that no argument binds: no concrete type matches
+    def render(self) -> Union[str, np.ndarray, None]:  # type: ignore[override]
+        """The table: text for ``"ansi"``, printed for ``"human"`` (``None``), an image for
+        ``"rgb_array"``."""
         from .core.render import render_for
 
         return render_for(self)
 
     def close(self) -> None:
-        pass
+        """Nothing to release (gymnasium API)."""
 
     # -- pickling: the compiled game is rebuilt from its registry name and options ----------------
     def __getstate__(self):
