@@ -275,7 +275,9 @@ class CompactVectorGame:
         c = self.codec
         if self.observe:
             if copy_flat:
-                self._obs[slots, : self.flat_obs_size] = self.vg.obs[slots]
+                flat = self.vg.obs
+                assert flat is not None  # the flat engine observes when this one does
+                self._obs[slots, : self.flat_obs_size] = flat[slots]
             _vextras(slots, self._body, self._j, self._prefix, c.body_counts, c.body_family,
                      c.body_unit, c.ntok, c.kick_rank, c.kick_unit, c.n_other + c.n_bodies,
                      c.ranks, c.depth, self._fam, c.max_kick, self._obs, self.flat_obs_size)
@@ -284,7 +286,8 @@ class CompactVectorGame:
             m[slots] = self._mark[slots]
 
     # -- API -----------------------------------------------------------------------------------------
-    def reset(self, seed: Optional[int] = None, *, seeds: Optional[Sequence[int]] = None) -> None:
+    def reset(self, seed: Optional[int] = None, *,
+              seeds: Union[Sequence[int], np.ndarray, None] = None) -> None:
         """:meth:`cardenvs.vector.VectorGame.reset`, every slot at a first decision."""
         self.vg.reset(seed, seeds=seeds)
         self.rewards[:] = 0.0

@@ -84,11 +84,12 @@ default to ``illegal="lose"`` (PettingZoo's convention: the mover's game ends wi
 
 from __future__ import annotations
 
-from typing import Any, Optional, Sequence, Union
+from typing import Any, Callable, Optional, Sequence, Union, cast
 
 import numba
 import numpy as np
 from numba import njit
+from numpy.typing import ArrayLike
 
 from .core.kernels import rng_below
 from .core.options import check_seed
@@ -626,7 +627,8 @@ class VectorGame:
                       self.done, self._final_states, self._final_obs, self._fv, self._fpar,
                       self._bad, self._scratch, self._cfg, self._err)
         self._entry = None
-        self._entries = {}  # compiled entry points of _fast_call
+        # compiled entry points of _fast_call: (entry point, indices of the arguments it takes)
+        self._entries: dict[Callable[..., Any], tuple[Callable[..., Any], tuple[int, ...]]] = {}
 
     def _fast_call(self, engine, label: str, *args):
         """``engine(*args)`` through its cached per-game copy (:mod:`cardenvs.core.specialize`:
@@ -675,18 +677,25 @@ class VectorGame:
 
     @property
     def obs(self) -> Optional[np.ndarray]:
+        """``(N, D)`` float32 observations of the slots' seats to move (``None`` unless
+        ``observe``)."""
         return self._obs if self.observe else None
 
     @property
     def masks(self) -> Optional[np.ndarray]:
+        """``(N, A)`` int8 legal-action masks (``None`` unless ``masks=True``)."""
         return self._masks if self.use_masks else None
 
     @property
     def final_states(self) -> Optional[np.ndarray]:
+        """``(N, S)`` int64: the game each slot finished on the last step (``None`` unless
+        ``keep_final``)."""
         return self._final_states if self.keep_final else None
 
     @property
     def final_obs(self) -> Optional[np.ndarray]:
+        """``(N, D)`` float32: the finished games' last observations (``None`` unless
+        ``keep_final`` and ``observe``)."""
         return self._final_obs if self.keep_final and self.observe else None
 
     # -- the kernel call --------------------------------------------------------------------------
@@ -763,7 +772,8 @@ class VectorGame:
         raise RuntimeError(f"engine error code {code} at slot {i}")  # pragma: no cover
 
     # -- API ---------------------------------------------------------------------------------------
-    def reset(self, seed: Optional[int] = None, *, seeds: Optional[Sequence[int]] = None) -> None:
+    def reset(self, seed: Optional[int] = None, *,
+              seeds: Union[Sequence[int], np.ndarray, None] = None) -> None:
         """Start a new deal in every slot (see *Seeds* in the module docstring).
 
         Args:
@@ -787,7 +797,8 @@ class VectorGame:
         elif seed is not None:
             new = slot_seeds(check_seed(seed), n)
         elif not self._gens:
-            new = slot_seeds(np.random.SeedSequence().entropy, n)
+            # a SeedSequence made without entropy draws an int
+            new = slot_seeds(cast(int, np.random.SeedSequence().entropy), n)
         else:
             new = None
         if new is not None:
@@ -803,13 +814,14 @@ class VectorGame:
         self._started = True
         self._run(OP_RESET, self._all, self._actions, clear=True)
 
-    def reset_slots(self, slots) -> None:
+    def reset_slots(self, slots: ArrayLike) -> None:
         """Start the next deal (from each slot's own generator) in the given slots."""
         self._check_started()
         idx = self._slots(slots)
         self._run(OP_RESET, idx, np.zeros(len(idx), np.int64), clear=False)
 
-    def step(self, actions, slots=None) -> tuple[np.ndarray, np.ndarray]:
+    def step(self, actions: ArrayLike, slots: Optional[ArrayLike] = None
+             ) -> tuple[np.ndarray, np.ndarray]:
         """Apply one action per slot (for its seat to move); returns ``(rewards, done)``.
 
         Args:
@@ -833,7 +845,7 @@ class VectorGame:
         self._run(OP_STEP, idx, np.ascontiguousarray(acts), clear=True)
         return self.rewards, self.done
 
-    def step_random(self, slots=None) -> np.ndarray:
+    def step_random(self, slots: Optional[ArrayLike] = None) -> np.ndarray:
         """Step every slot (or ``slots``) with a uniformly random legal action, drawn inside
         numba from each slot's own stream; returns the actions taken (this object's array)."""
         self._check_started()
@@ -859,7 +871,7 @@ class VectorGame:
         return self.legal[i, :self.n_legal[i]].copy()
 
     # -- loaded positions and rollouts ----------------------------------------------------------
-    def load_states(self, states, slots=None) -> None:
+    def load_states(self, states: np.ndarray, slots: Optional[ArrayLike] = None) -> None:
         """Load state vectors into slots and recompute everything derived from them.
 
         Args:
@@ -909,8 +921,9 @@ class VectorGame:
         if st:
             self._raise(OP_RESET)
 
-    def rollout(self, policy: str = "heuristic", seed: int = 0, slots=None, *,
-                epsilon: float = 0.0, greedy_seats: Sequence[int] = (), agent=None,
+    def rollout(self, policy: str = "heuristic", seed: int = 0,
+                slots: Optional[ArrayLike] = None, *, epsilon: float = 0.0,
+                greedy_seats: Sequence[int] = (), agent: Optional[object] = None,
                 agent_seats: Sequence[int] = ()) -> np.ndarray:
         """Play the slots' games to the end with a rollout policy, all inside numba (or with
         an agent at some seats, batched across the slots).
@@ -972,9 +985,10 @@ class VectorGame:
         if not greedy:
             pp = policy_params(g)
         else:  # one private copy of the parameters per batch; only its mask changes
-            pp = getattr(self, "_greedy_pp", None)
-            if pp is None:
-                pp = self._greedy_pp = policy_params(g).copy()
+            cached: Optional[np.ndarray] = getattr(self, "_greedy_pp", None)
+            if cached is None:
+                cached = self._greedy_pp = policy_params(g).copy()
+            pp = cached
             pp[PP_GREEDY] = greedy_mask(g, greedy)
         rng = rollout_streams(int(seed), m)
         returns = np.zeros((m, self.n_players), np.float64)
@@ -1079,7 +1093,7 @@ class VectorGame:
         if not self._started:
             raise ValueError("call reset() before stepping the batch")
 
-    def _slots(self, slots) -> np.ndarray:
+    def _slots(self, slots: ArrayLike) -> np.ndarray:
         idx = np.asarray(slots)
         if idx.ndim != 1 or not (np.issubdtype(idx.dtype, np.integer) or idx.size == 0):
             raise ValueError("slots must be a 1-D array of slot indices")
