@@ -45,20 +45,25 @@ with the AEC-style observation dict and the legal ids.
 
 from __future__ import annotations
 
-from typing import Any, Optional, Sequence, Union
+from typing import TYPE_CHECKING, Any, NoReturn, Optional, Sequence, Union, cast
 
 import numpy as np
 
 try:
-    from stable_baselines3.common.vec_env.base_vec_env import VecEnv
+    from stable_baselines3.common.vec_env.base_vec_env import (VecEnv, VecEnvIndices, VecEnvObs,
+                                                               VecEnvStepReturn)
 except ImportError as e:  # pragma: no cover - depends on the installed extras
     raise ImportError("cardenvs.sb3 needs stable-baselines3 (and sb3-contrib for MaskablePPO): "
                       "pip install 'cardenvs[train]'") from e
+import gymnasium
 from gymnasium import spaces
 
 from .core.options import check_seed
 from .vector import OP_ADVANCE, OP_RANDOM_STEP, OP_STEP, VectorGame
 from .wrappers import _check_seats, call_policy, seat_policies
+
+if TYPE_CHECKING:
+    from .core.game import Game
 
 
 class SeatVecEnv(VecEnv):
@@ -202,7 +207,9 @@ class SeatVecEnv(VecEnv):
         return out
 
     # -- VecEnv API --------------------------------------------------------------------------------
-    def reset(self):
+    def reset(self) -> VecEnvObs:
+        """Deal every game and play the opponents up to the learner's first decisions;
+        returns the ``(n_envs, D)`` observations."""
         vg = self.vg
         seeds = self._seeds
         if all(s is not None for s in seeds):
@@ -224,6 +231,7 @@ class SeatVecEnv(VecEnv):
         return vg._obs.copy()
 
     def step_async(self, actions: np.ndarray) -> None:
+        """Keep the learner's ``(n_envs,)`` action ids for :meth:`step_wait`."""
         acts = np.asarray(actions)
         if acts.shape == (self.num_envs, 1):  # SB3's policies may give a trailing axis
             acts = acts.reshape(-1)
@@ -232,7 +240,7 @@ class SeatVecEnv(VecEnv):
                              f"{np.asarray(actions).shape} dtype {np.asarray(actions).dtype}")
         self._actions = np.ascontiguousarray(acts, np.int64).copy()
 
-    def seed(self, seed: Optional[int] = None) -> list:
+    def seed(self, seed: Optional[int] = None) -> Sequence[Optional[int]]:
         """SB3's ``seed``: game ``i`` gets seed ``seed + i`` at the next :meth:`reset`
         (``None``: a random base seed); ``TypeError`` / ``ValueError`` for a bad one."""
         if seed is not None:
@@ -240,7 +248,13 @@ class SeatVecEnv(VecEnv):
             check_seed(seed + self.num_envs - 1, "seed + n_envs - 1")
         return super().seed(seed)
 
-    def step_wait(self):
+    def step_wait(self) -> VecEnvStepReturn:
+        """Play the kept actions, then the opponents up to the learner's next decisions.
+
+        Returns:
+            ``(observations, rewards, dones, infos)``; a finished game's info holds its
+            ``terminal_observation``, ``episode`` and ``final_rewards``.
+        """
         if not self._started:
             raise ValueError("call reset() before step()")
         vg = self.vg
@@ -292,18 +306,19 @@ class SeatVecEnv(VecEnv):
         return self.vg.seat
 
     def close(self) -> None:
-        pass
+        """Nothing to release (SB3 API)."""
 
-    def get_attr(self, attr_name: str, indices=None) -> list:
+    def get_attr(self, attr_name: str, indices: VecEnvIndices = None) -> list[Any]:
         """The attribute of this batch once per game index (the games share one object)."""
         value = getattr(self, attr_name)
         return [value] * len(list(self._get_indices(indices)))
 
-    def set_attr(self, attr_name: str, value: Any, indices=None) -> None:
+    def set_attr(self, attr_name: str, value: Any, indices: VecEnvIndices = None) -> None:
         """Set an attribute of the whole batch (games have no separate objects)."""
         setattr(self, attr_name, value)
 
-    def env_method(self, method_name: str, *method_args, indices=None, **method_kwargs) -> list:
+    def env_method(self, method_name: str, *method_args: Any, indices: VecEnvIndices = None,
+                   **method_kwargs: Any) -> list[Any]:
         """``"action_masks"``: each game's mask row (what ``get_action_masks`` stacks).
         Other methods run once on the batch; the result is repeated per game index."""
         idx = list(self._get_indices(indices))
@@ -314,10 +329,13 @@ class SeatVecEnv(VecEnv):
         result = getattr(self, method_name)(*method_args, **method_kwargs)
         return [result] * len(idx)
 
-    def env_is_wrapped(self, wrapper_class, indices=None) -> list:
+    def env_is_wrapped(self, wrapper_class: type[gymnasium.Wrapper],
+                       indices: VecEnvIndices = None) -> list[bool]:
+        """``False`` per game index: the games are no gymnasium envs, nothing wraps them."""
         return [False] * len(list(self._get_indices(indices)))
 
-    def get_images(self):
+    def get_images(self) -> Sequence[Optional[np.ndarray]]:
+        """``None`` per game: the batch renders no images."""
         return [None] * self.num_envs
 
 
@@ -375,10 +393,12 @@ class LegalSlotVecEnv(SeatVecEnv):
     def _observe(self, obs: np.ndarray) -> dict:
         return {"observation": obs, "legal": self.vg.legal.copy()}
 
-    def reset(self):
-        return self._observe(super().reset())
+    def reset(self) -> VecEnvObs:
+        """:meth:`SeatVecEnv.reset` with the legal ids in the observation."""
+        return self._observe(cast(np.ndarray, super().reset()))  # SeatVecEnv's are arrays
 
     def step_async(self, actions: np.ndarray) -> None:
+        """Keep the action ids in the learner's ``(n_envs,)`` chosen slots."""
         slots = np.asarray(actions)
         if slots.shape != (self.num_envs,):
             slots = slots.reshape(-1)
@@ -399,7 +419,9 @@ class LegalSlotVecEnv(SeatVecEnv):
                              f"{int(self.vg.n_legal[i]) - 1})")
         super().step_async(ids)
 
-    def step_wait(self):
+    def step_wait(self) -> VecEnvStepReturn:
+        """:meth:`SeatVecEnv.step_wait` with the legal ids in the observations (the
+        terminal observations' legal ids are all ``-1``)."""
         obs, rew, dones, infos = super().step_wait()
         for i in np.flatnonzero(dones):
             info = dict(infos[i])
@@ -407,13 +429,15 @@ class LegalSlotVecEnv(SeatVecEnv):
                 info["terminal_observation"] = {"observation": info["terminal_observation"],
                                                 "legal": self._no_legal.copy()}
             infos[i] = info
-        return self._observe(obs), rew, dones, infos
+        return self._observe(cast(np.ndarray, obs)), rew, dones, infos  # SeatVecEnv's are arrays
 
     def action_masks(self) -> np.ndarray:
         """Which slots hold a legal id, ``(n_envs, K)`` bool."""
         return self.vg.legal >= 0
 
-    def env_method(self, method_name: str, *method_args, indices=None, **method_kwargs) -> list:
+    def env_method(self, method_name: str, *method_args: Any, indices: VecEnvIndices = None,
+                   **method_kwargs: Any) -> list[Any]:
+        """``"action_masks"``: each game's slot mask; else :meth:`SeatVecEnv.env_method`."""
         if method_name == "action_masks":
             masks = self.action_masks()
             return [masks[i] for i in self._get_indices(indices)]
@@ -454,11 +478,18 @@ def play_episodes(model: Any, venv: LegalSlotVecEnv, n_games: int, *,
 try:
     import torch as _th
     from sb3_contrib.common.maskable.policies import MaskableActorCriticPolicy as _MaskablePolicy
+    from stable_baselines3.common.type_aliases import PyTorchObs, Schedule
+    _HAVE_MASKABLE = True
 except ImportError:  # pragma: no cover - depends on the installed extras
-    _MaskablePolicy = None
+    _HAVE_MASKABLE = False
 
-if _MaskablePolicy is not None:
+if _HAVE_MASKABLE:
     from .torch_policy import LegalActionNet, trim_legal_tensor
+
+    def _features(obs: PyTorchObs) -> _th.Tensor:
+        """The ``observation`` part of :class:`LegalSlotVecEnv`'s dict observations (SB3 types
+        an observation as a tensor or a dict of them)."""
+        return cast("dict[str, _th.Tensor]", obs)["observation"]
 
     class LegalActionPolicy(_MaskablePolicy):
         """sb3-contrib ``MaskablePPO`` policy over :class:`LegalSlotVecEnv`: a categorical
@@ -475,8 +506,12 @@ if _MaskablePolicy is not None:
         batch's largest legal count are dropped before scoring.
         """
 
-        def __init__(self, observation_space, action_space, lr_schedule, *, game=None,
-                     game_options: Optional[dict] = None, hidden: int = 256, **kwargs):
+        #: ``(game, game_options, hidden)`` of the net :meth:`_build` makes
+        _net_args: tuple[Union[str, Game, None], Optional[dict], int]
+
+        def __init__(self, observation_space: spaces.Space, action_space: spaces.Space,
+                     lr_schedule: Schedule, *, game: Union[str, Game, None] = None,
+                     game_options: Optional[dict] = None, hidden: int = 256, **kwargs: Any):
             if game is None:
                 raise TypeError("LegalActionPolicy needs the game: policy_kwargs="
                                 "venv.policy_kwargs (or {'game': 'doudizhu'})")
@@ -490,7 +525,8 @@ if _MaskablePolicy is not None:
         def _build(self, lr_schedule) -> None:
             game, game_options, hidden = self._net_args
             self.net = LegalActionNet(game, hidden=hidden, game_options=game_options)
-            self.optimizer = self.optimizer_class(self.parameters(), lr=lr_schedule(1),
+            # type[Optimizer]'s __init__ takes no lr, every optimizer's does (as SB3's _build)
+            self.optimizer = self.optimizer_class(self.parameters(), lr=lr_schedule(1),  # type: ignore[call-arg]
                                                   **self.optimizer_kwargs)
 
         def _get_constructor_parameters(self) -> dict:
@@ -504,24 +540,36 @@ if _MaskablePolicy is not None:
             logits = self.net.logits(obs["observation"], legal)
             return _th.distributions.Categorical(logits=logits)
 
-        def forward(self, obs, deterministic: bool = False, action_masks=None):
+        def forward(self, obs: PyTorchObs, deterministic: bool = False,
+                    action_masks: Optional[np.ndarray] = None
+                    ) -> tuple[_th.Tensor, _th.Tensor, _th.Tensor]:
+            """``(actions, values, log_probs)``: slots sampled (or the likeliest with
+            ``deterministic``) among the legal ones; ``action_masks`` is not needed."""
             dist = self._dist(obs)
             actions = dist.probs.argmax(dim=1) if deterministic else dist.sample()
-            values = self.net.value(obs["observation"]).unsqueeze(-1)
+            values = self.net.value(_features(obs)).unsqueeze(-1)
             return actions, values, dist.log_prob(actions)
 
-        def evaluate_actions(self, obs, actions, action_masks=None):
+        def evaluate_actions(self, obs: PyTorchObs, actions: _th.Tensor,
+                             action_masks: Optional[_th.Tensor] = None
+                             ) -> tuple[_th.Tensor, _th.Tensor, Optional[_th.Tensor]]:
+            """``(values, log_probs, entropy)`` of the slots ``actions`` (the stored
+            ones at update time); ``action_masks`` is not needed."""
             dist = self._dist(obs)
-            values = self.net.value(obs["observation"]).unsqueeze(-1)
+            values = self.net.value(_features(obs)).unsqueeze(-1)
             return values, dist.log_prob(actions.long().reshape(-1)), dist.entropy()
 
-        def predict_values(self, obs):
-            return self.net.value(obs["observation"]).unsqueeze(-1)
+        def predict_values(self, obs: PyTorchObs) -> _th.Tensor:
+            """The value estimates, ``(batch, 1)``."""
+            return self.net.value(_features(obs)).unsqueeze(-1)
 
         def _predict(self, observation, deterministic: bool = False, action_masks=None):
             dist = self._dist(observation)
             return dist.probs.argmax(dim=1) if deterministic else dist.sample()
 
-        def get_distribution(self, obs, action_masks=None):
+        def get_distribution(self, obs: PyTorchObs, action_masks: Optional[np.ndarray] = None
+                             ) -> NoReturn:
+            """Not available: raises ``NotImplementedError`` (the distribution is a torch
+            ``Categorical`` over the legal slots, inside :meth:`forward`)."""
             raise NotImplementedError("LegalActionPolicy builds a torch Categorical over the "
                                       "legal slots: use forward / evaluate_actions / predict")
