@@ -18,7 +18,7 @@ from __future__ import annotations
 import argparse
 import ast
 import sys
-from typing import Optional, Sequence
+from typing import Optional, Sequence, TextIO
 
 
 def parse_option(text: str) -> tuple[str, object]:
@@ -44,7 +44,7 @@ def _env_module(game: str):
     return importlib.import_module(f"cardenvs.{cardenvs.GAMES[game]}")
 
 
-def demo(game: str, seed: int, options: dict, out=sys.stdout) -> str:
+def demo(game: str, seed: int, options: dict, out: TextIO = sys.stdout) -> str:
     """Play one seeded deal of ``game`` between uniform-random agents and print it.
 
     The text is :func:`cardenvs.golden.playthrough`'s (the format of the golden files): the
@@ -101,6 +101,8 @@ def describe_game(name: str, width: int = 100) -> str:
 
 
 def main(argv: Optional[Sequence[str]] = None) -> int:
+    """The ``cardenvs`` command: run the subcommand ``argv`` names (default
+    ``sys.argv[1:]``); returns the exit status."""
     argv = list(sys.argv[1:] if argv is None else argv)
     if argv[:1] == ["train"]:  # its own parser: cardenvs.train.pipeline (the train extra)
         try:
