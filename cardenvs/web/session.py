@@ -144,6 +144,7 @@ class GameSession:
         if self.done or self.players_turn:
             raise ValueError("no agent is to move")
         seat = self.to_move
+        assert seat is not None  # the game is not over
         a = agent_move(self.env, self.bots[seat][1])
         self.env.step(a)
         self._advance()
