@@ -26,6 +26,7 @@ import importlib
 import json
 import os
 import tempfile
+from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Iterable, Optional, Sequence, Union
 
@@ -383,7 +384,7 @@ def _simulate(game, deal_seed: int, reset_options: Optional[dict], entries: Sequ
     """
     sim = _Simulation(game, deal_seed, reset_options)
     for i, e in enumerate(entries):
-        sim.push(e, lambda i=i: where(i))
+        sim.push(e, partial(where, i))
     result = sim.result(illegal_seat, lambda: where(len(entries)))
     return sim.deals, sim.actions, result, sim.s
 
