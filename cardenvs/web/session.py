@@ -18,6 +18,7 @@ threads, one session per browser connection.
 
 from __future__ import annotations
 
+from functools import partial
 from typing import Any, Optional, Union
 
 import numpy as np
@@ -87,7 +88,7 @@ class GameSession:
         history = u.history
         sim = self._sim
         for i in range(len(sim.actions), len(history)):
-            sim.push(history[i], lambda i=i: f"history[{i}]")
+            sim.push(history[i], partial("history[{}]".format, i))
         if not np.array_equal(sim.s, u.state_vec):
             raise RuntimeError("the replay does not follow the game's state")
 
@@ -286,8 +287,14 @@ class GameSession:
     def _hide(self, cards: str) -> str:
         return HIDDEN * len(cards)
 
+    def _piles_seen(self) -> dict:
+        """Per pile, whether the player sees its cards (set before any redaction)."""
+        piles = self._red_piles
+        assert piles is not None, "the player's view of the piles is made before redacting"
+        return piles
+
     def _redact_deal(self, d: dict) -> dict:
-        piles, hide = self._red_piles, self._hide
+        piles, hide = self._piles_seen(), self._hide
         d = dict(d)
         d["hands"] = [h if i == self.seat else hide(h) for i, h in enumerate(d["hands"])]
         d["piles"] = {k: v if piles.get(k, False) else hide(v) for k, v in d["piles"].items()}
@@ -295,7 +302,7 @@ class GameSession:
 
     def _visible(self, zone: Optional[str]) -> bool:
         """Whether the player sees the cards of ``zone`` (``None``: the game's pile)."""
-        piles = self._red_piles
+        piles = self._piles_seen()
         if zone is None:
             return piles[next(iter(piles))]  # the game's pile (cards moved from "no zone")
         if zone.startswith("played "):
