@@ -158,7 +158,22 @@ def profile_flat(name: str = "doudizhu", seconds: float = 3.0, top: int = 14) ->
     pr.disable()
     buf = io.StringIO()
     pstats.Stats(pr, stream=buf).sort_stats("tottime").print_stats(top)
-    return buf.getvalue()
+    return relative_paths(buf.getvalue())
+
+
+def relative_paths(text: str) -> str:
+    """``text`` with this checkout's and the installed packages' folders left out of its paths
+    (a results file names no folder of the machine that wrote it)."""
+    import os
+    import site
+    import sysconfig
+
+    roots = [os.path.dirname(os.path.dirname(os.path.abspath(__file__)))]
+    roots += [sysconfig.get_paths()["purelib"], sysconfig.get_paths()["stdlib"],
+              *site.getsitepackages()]
+    for root in sorted(set(roots), key=len, reverse=True):
+        text = text.replace(root.rstrip("/") + "/", "")
+    return text
 
 
 def main(argv: Optional[list[str]] = None) -> int:

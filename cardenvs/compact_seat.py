@@ -77,16 +77,7 @@ class CompactSeatEnv(SeatEnv):
         return self._extend(obs), info
 
     def step(self, action):
-        if not self._started:
-            raise ValueError("call reset() before step()")
-        if self._over:
-            raise ValueError("the game is over; call reset()")
-        if (isinstance(action, np.ndarray) and action.shape == ()
-                and np.issubdtype(action.dtype, np.integer)):
-            action = int(action)
-        if isinstance(action, (bool, np.bool_)) or not isinstance(action, (int, np.integer)):
-            raise TypeError(f"action must be an int action id, got {type(action).__name__}")
-        action = int(action)
+        action = self._action_id(action)
         c = self.codec
         p = self._compact
         if not 0 <= action < c.n:

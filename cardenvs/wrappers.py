@@ -430,14 +430,9 @@ class SeatEnv(gymnasium.Env):
             self.render()
         return self._observation(self._seat), self._info()
 
-    def step(self, action: Union[int, np.integer, np.ndarray]
-             ) -> tuple[np.ndarray, float, bool, bool, dict[str, Any]]:
-        """Play the learner's ``action``, then the opponents up to its next decision.
-
-        Returns:
-            ``(observation, reward, terminated, truncated, info)``: the reward is what the
-            game paid the learner from this action until its next decision (or the end).
-        """
+    def _action_id(self, action: Union[int, np.integer, np.ndarray]) -> int:
+        """``action`` as an int id, once the game is started and not over (a ``ValueError``
+        otherwise; a ``TypeError`` for anything but an integer or a 0-d integer array)."""
         if not self._started:
             raise ValueError("call reset() before step()")
         if self._over:
@@ -447,7 +442,17 @@ class SeatEnv(gymnasium.Env):
             action = int(action)
         if isinstance(action, (bool, np.bool_)) or not isinstance(action, (int, np.integer)):
             raise TypeError(f"action must be an int action id, got {type(action).__name__}")
-        action = int(action)
+        return int(action)
+
+    def step(self, action: Union[int, np.integer, np.ndarray]
+             ) -> tuple[np.ndarray, float, bool, bool, dict[str, Any]]:
+        """Play the learner's ``action``, then the opponents up to its next decision.
+
+        Returns:
+            ``(observation, reward, terminated, truncated, info)``: the reward is what the
+            game paid the learner from this action until its next decision (or the end).
+        """
+        action = self._action_id(action)
         g = self.game
         s = self.state_vec
         if not 0 <= action < g.n_actions:
