@@ -370,6 +370,9 @@ class SearchAgent(_StatefulAgent):
         self.max_candidates = int(max_candidates)
         self.epsilon = float(epsilon)
         self._per_rollout_s = None  # measured cost of one rollout (ms budget)
+        #: decisions whose worlds were sampled without the logged passes' checks (a must-beat
+        #: position whose passes leave too few deals to find by rejection)
+        self.relaxed_decisions = 0
         super().__init__(game, seed, policy)
         self.own_agent()  # own="prior" without a prior: refused now, not at the first decision
 
@@ -495,8 +498,15 @@ class SearchAgent(_StatefulAgent):
         try:
             worlds = determinize_batch(g, state, seat, self.rng, K)
         except RuntimeError as e:
-            raise RuntimeError(f"agent {self.name!r} cannot sample worlds for player_{seat}: "
-                               f"{e}") from None
+            # a must-beat game's logged passes can leave too few deals to find by rejection
+            # (the real deal meets them, so the position is reachable): search then samples
+            # from the other observations alone, a wider belief, rather than stop the game
+            try:
+                worlds = determinize_batch(g, state, seat, self.rng, K, check_passes=False)
+            except RuntimeError:
+                raise RuntimeError(f"agent {self.name!r} cannot sample worlds for "
+                                   f"player_{seat}: {e}") from None
+            self.relaxed_decisions += 1
         n = K * C
         vg = self._engine(n)
         starts = np.empty((n, g.state_size), np.int64)

@@ -385,3 +385,63 @@ def test_own_moves_in_the_rollouts_by_the_prior_or_a_named_agent():
         SearchAgent(game, own="nope")
     with pytest.raises(TypeError, match="own must be"):
         SearchAgent(game, own=3)
+
+
+def test_worlds_without_the_pass_checks_when_the_passes_leave_too_few(monkeypatch):
+    """A must-beat game's logged passes can leave too few deals for rejection sampling (seen in
+    a Pao De Kuai arena: 'no 200,000 draws ... met the logged passes'); search then samples the
+    worlds from the other observations alone and plays on, counting such decisions, instead of
+    stopping the game.  Other sampling failures still stop it with the agent named."""
+    from cardenvs.agents import search as S
+
+    real = S.determinize_batch
+    calls = []
+
+    def picky(game, state, seat, rng, n, constraint=None, check_passes=True):
+        calls.append(check_passes)
+        if check_passes:
+            raise RuntimeError("no 200,000 draws met the logged passes")
+        return real(game, state, seat, rng, n, constraint, check_passes=False)
+
+    monkeypatch.setattr(S, "determinize_batch", picky)
+    game = cardenvs.make_game("paodekuai")
+    agent = SearchAgent(game, seed=1, rollouts=24, max_candidates=3)
+    actions, _ = play("paodekuai", [agent, RolloutAgent(game), RolloutAgent(game)], seed=2)
+    assert actions and agent.relaxed_decisions > 0
+    assert False in calls and calls.count(False) == agent.relaxed_decisions
+
+    def broken(*args, **kwargs):
+        raise RuntimeError("the state may be unreachable")
+
+    monkeypatch.setattr(S, "determinize_batch", broken)
+    with pytest.raises(RuntimeError, match="agent 'search' cannot sample worlds"):
+        play("paodekuai", [SearchAgent(game, seed=1, rollouts=24, max_candidates=3),
+                           RolloutAgent(game), RolloutAgent(game)], seed=2)
+
+
+def test_check_passes_off_leaves_the_pass_checks_out():
+    """``check_passes=False`` builds a sampler without the logged passes' checks (it samples
+    the same kind of batch); a non-bool is refused."""
+    from cardenvs.core.infostate import Determinizer
+
+    env = env_of("paodekuai")
+    env.reset(seed=4)
+    rng = np.random.default_rng(0)
+    for agent in env.agent_iter():  # play until some seat has passed a few times
+        obs, r, term, trunc, info = env.last()
+        if term or trunc:
+            break
+        legal = env.unwrapped.legal_actions()
+        env.step(int(legal[-1]) if len(legal) > 1 and rng.random() < 0.5 else int(legal[0]))
+        if len(env.unwrapped.history) > 12:
+            break
+    s = env.unwrapped.state_vec.copy()
+    seat = int(s[CUR])
+    strict = Determinizer(env, s, seat)
+    loose = Determinizer(env, s, seat, check_passes=False)
+    assert strict.passes is not None and loose.passes is None
+    a = strict.batch(np.random.default_rng(1), 50)
+    b = loose.batch(np.random.default_rng(1), 50)
+    assert a.shape == b.shape == (50, len(s))
+    with pytest.raises(TypeError, match="check_passes must be a bool"):
+        Determinizer(env, s, seat, check_passes=1)

@@ -157,11 +157,14 @@ class Determinizer:
     """Samples full states consistent with what ``seat`` has observed in ``state``.
 
     Build it once per decision and call :meth:`sample` / :meth:`batch` as often as needed (the
-    declaration is read and compiled once).  See :func:`determinize` for the measure.
+    declaration is read and compiled once).  See :func:`determinize` for the measure;
+    ``check_passes=False``: as :func:`determinize_batch` says.
     """
 
     def __init__(self, game_or_env: GameLike, state: np.ndarray, seat: int,
-                 constraint: ConstraintLike = None) -> None:
+                 constraint: ConstraintLike = None, check_passes: bool = True) -> None:
+        if not isinstance(check_passes, (bool, np.bool_)):
+            raise TypeError(f"check_passes must be a bool, got {type(check_passes).__name__}")
         game = _game_of(game_or_env)
         state, seat = _check(game, state, seat)
         self.game = game
@@ -171,7 +174,7 @@ class Determinizer:
         self.decl = game.hidden(self.state, seat)
         self.program = compile_hidden(game, self.state, self.decl, self.constraint.exclude)
         self.passes = (PassChecks(game, self.state, seat, self.decl.piles)
-                       if self.decl.legal_passes else None)
+                       if self.decl.legal_passes and check_passes else None)
         if self.passes is not None and not len(self.passes):
             self.passes = None
         self._python = (self.decl.choice or self.decl.repair is not None
@@ -328,10 +331,14 @@ def determinize(game_or_env: GameLike, state: np.ndarray, seat: int, rng: np.ran
 
 
 def determinize_batch(game_or_env: GameLike, state: np.ndarray, seat: int,
-                      rng: np.random.Generator, n: int, constraint: ConstraintLike = None
-                      ) -> np.ndarray:
-    """``n`` independent :func:`determinize` samples as an ``(n, S)`` int64 array."""
-    return Determinizer(game_or_env, state, seat, constraint).batch(rng, n)
+                      rng: np.random.Generator, n: int, constraint: ConstraintLike = None,
+                      check_passes: bool = True) -> np.ndarray:
+    """``n`` independent :func:`determinize` samples as an ``(n, S)`` int64 array.
+
+    ``check_passes=False`` leaves out what a must-beat game's logged passes tell (that the
+    seat held no beating play): the samples then follow the other observations only, a wider
+    belief for the rare position where the passes leave too few deals to find by rejection."""
+    return Determinizer(game_or_env, state, seat, constraint, check_passes).batch(rng, n)
 
 
 def determinizations_per_second(game_or_env: GameLike, state: np.ndarray, seat: int,
