@@ -213,9 +213,9 @@ def block_weights() -> str:
         else:
             agent = f"`trained:agents/weights/{path.name}`"
             res = None
-            for r in strength_results():
-                name, _ = _pair(r)
-                if name.startswith(f"trained:agents/weights/{path.name} - "):
+            for r in strength_results():  # an arena that fielded this file by its path
+                specs = (r.get("agent_specs") or {}).values()
+                if any(str(v).endswith(f"weights/{path.name}") for v in specs):
                     res = r
         strength = "—"
         if res is not None:
