@@ -361,7 +361,7 @@ def test_kernel_taking_callees_are_bound_too():
 
     spec = sp.specialize(_rollout_engine, cardenvs.make_game("niangniang"), "test")
     src = Path(spec.dispatcher.py_func.__code__.co_filename).read_text()
-    assert "from cardenvs.games.niangniang import step as k_step" in src
+    assert "from cardenvs.games.niangniang_rules import step as k_step" in src
     for name in ("policy_choose", "score_policy", "score_actions", "score_actions0",
                  "score_choices"):
         assert f"\n@njit(cache=True)\ndef _bound_{name}(" in src
