@@ -19,9 +19,7 @@ trained        a network-only Q network shipped as small numpy weights
                no rules fallback, scoring each legal action with the hand planner's context
                inputs; trained by imitating the ``search`` agent (``train.distill``), in
                Dou Dizhu and Wakeng then fine-tuned (``train.finetune``).  ``trained:PATH``
-               plays other weights (e.g. ``cardenvs train GAME``'s), also those naming a
-               prior agent whose moves the network overrides where it scores one clearly
-               better
+               plays other weights (e.g. ``cardenvs train GAME``'s)
 rollout        the numba rollout policy of :mod:`cardenvs.core.policy` as a player
                (:class:`agents.search.RolloutAgent`; reads ``info["state"]``)
 rollout0       the former rollout policy (``policy="heuristic0"``), for comparison
@@ -35,7 +33,7 @@ trained+search PIMC guided by a ``trained`` network (its best actions join the c
 
 A name may carry an argument after ``:``: ``make_agent("trained:runs/wakeng.npz", game)``
 (or ``trained+search:...``) plays your own weights (``cardenvs train`` /
-``train.dmc`` / ``train.exit`` output) instead of the shipped ones; ``NAME:KEY=VALUE,KEY=VALUE`` passes
+``train.dmc`` output) instead of the shipped ones; ``NAME:KEY=VALUE,KEY=VALUE`` passes
 constructor keywords (``"search:rollouts=1200,max_candidates=12,epsilon=0.1"``; values are
 read as int, float, ``inf``, ``true`` / ``false``, ``none`` or else a string;
 :func:`agent_kwargs`), so the arena and ``cardenvs play`` can field any configuration.

@@ -5,16 +5,16 @@ The network guides the search in two ways:
 
 * **candidates**: besides the rollout policy's best ``max_candidates`` actions (and pass,
   报牌), the network's ``net_candidates`` best-scored legal actions are searched;
-* **prior**: the network's move (the :class:`agents.trained.TrainedAgent` of the weights,
-  prior agent and margins included when the file names one) is kept unless a candidate's
-  mean rollout return beats it, world by world, by more than ``margin`` plus ``z`` standard
-  errors (:meth:`agents.search.SearchAgent._decide`); ``margin=None`` instead plays the best
-  mean return among the candidates (the network then only widens the search).
+* **prior**: the network's move (the :class:`agents.trained.TrainedAgent` of the weights) is
+  kept unless a candidate's mean rollout return beats it, world by world, by more than
+  ``margin`` plus ``z`` standard errors (:meth:`agents.search.SearchAgent._decide`);
+  ``margin=None`` instead plays the best mean return among the candidates (the network then
+  only widens the search).
 
-Weights: ``trained+search:PATH`` (e.g. the ``GAME.npz`` of ``python -m train.exit``), by
+Weights: ``trained+search:PATH`` (e.g. the ``GAME.npz`` of ``cardenvs train GAME``), by
 default the ``trained`` agent's shipped weights (:func:`agents.trained.default_weights_path`).
 With ``record=True`` each searched decision leaves its candidates and their mean returns in
-:attr:`ExitSearchAgent.last` (the expert-iteration trainer's policy targets).
+:attr:`ExitSearchAgent.last` (policy targets for a learner).
 """
 
 from __future__ import annotations
@@ -88,7 +88,7 @@ class ExitSearchAgent(SearchAgent):
         return self._net_agent
 
     def set_weights(self, path: str) -> None:
-        """Play with another weight file from now on (the trainer's newest network)."""
+        """Play with another weight file from now on (e.g. a learner's newest network)."""
         net = QNetwork(path)
         reason = _mismatch(net, self.game)
         if reason is not None:

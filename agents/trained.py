@@ -3,13 +3,10 @@
 The network is the one the Deep Monte-Carlo learner (``train/dmc.py``) and the distiller
 (``train/distill.py``, ``cardenvs train``) train: an MLP scoring the pair (observation of the seat to
 move, feature row of one legal action) with the seat's expected return.  The agent plays the
-legal action of highest score, or, for weights naming a prior agent, that agent's action
-unless the network scores another clearly higher.  Weights without a prior make a
-*network-only* agent (``agent.network_only``): every decision (bids, digs, burying, the
-exchange, joker picks, 报牌, card play) is the network's argmax, with no rules fallback; the
-weights of ``train.dmc`` are of that kind (their ``meta`` says ``"mode": "network"``), and
-``trained:PATH`` loads either kind.  Playing needs numpy and
-the shipped weight file only (no torch import anywhere in this module).
+legal action of highest score at every decision (bids, digs, burying, the exchange, joker
+picks, 报牌, card play), with no rules fallback; ``trained:PATH`` loads another weight file.
+Playing needs numpy and the shipped weight file only (no torch import anywhere in this
+module).
 
 Weight file format (``.npz``, written by :func:`save_weights`, read by :func:`load_weights`):
 
@@ -25,16 +22,9 @@ Weight file format (``.npz``, written by :func:`save_weights`, read by :func:`lo
   each play leaves); ``h0`` then adds ``ctx @ w_ctx``, computed per (position, action) pair;
 * ``meta``: UTF-8 JSON (as ``uint8``): ``game``, ``options``, ``obs_dim``, ``feat_dim``, ``ctx_dim``,
   ``hidden``, ``reward_scale`` (scores are returns times this), ``format`` (= 1) and training
-  notes.  Arrays may be stored as float16; they are computed in float32.  Optional:
-  ``prior`` (a registered agent name) and ``prior_margins`` (``{"play": m, "other": m,
-  "pass": m}``, a score difference each, ``null`` for never): the network then scores deviations from that
-  agent's move (the former override files, whose network learned ``Q`` of the prior's own play):
-  the agent plays the prior's action unless the best-scored legal action scores more than the
-  margin above it (:func:`choose_with_prior`).  The ``play`` margin applies to the card plays
-  and the pass of a decision offering a card play (a row of the play table: id below
-  ``game.pass_id``), the ``pass`` margin instead where the prior passes there, the ``other``
-  margin to every other action (bids, digs, burying, exchanges, joker picks, and Lanxi
-  Wulong's 报牌, which is offered beside the card plays): :func:`action_margins`.
+  notes.  Arrays may be stored as float16; they are computed in float32.  A file whose
+  ``meta`` names a ``prior`` agent (an override file of an earlier version: a network scoring
+  deviations from that agent's moves) is refused.
 
 Inference: the observation part of the first layer is computed once per position over the
 observation's nonzero entries (:func:`first_layer`, numba), the action part once per action id
@@ -53,7 +43,6 @@ every decision.
 from __future__ import annotations
 
 import json
-import math
 import os
 import threading
 import zipfile
@@ -392,16 +381,11 @@ class QNetwork:
                 raise bad(f"the last layer has {width} outputs; a Q network has one (the score)")
         if self.w_obs.shape[0] == 0 or self.w_act.shape[0] == 0:
             raise bad("no observation or action-feature inputs")
-        try:
-            margins = prior_margins(self.meta)
-        except (TypeError, ValueError, AttributeError) as e:
-            raise bad(f"meta['prior_margins'] {self.meta.get('prior_margins')!r} is not a "
-                      f"mapping of numbers ({e})") from None
-        if any(math.isnan(x) for x in margins):
-            raise bad(f"meta['prior_margins'] {self.meta.get('prior_margins')!r} holds NaN")
-        prior = self.meta.get("prior")
-        if prior is not None and not isinstance(prior, str):
-            raise bad(f"meta['prior'] must be an agent name, got {prior!r}")
+        if self.meta.get("prior") is not None:
+            raise WeightFileError(f"{path!r} names the prior agent {self.meta['prior']!r}: an "
+                                  f"override file (a network scoring deviations from that "
+                                  f"agent's moves), which this version no longer plays; give "
+                                  f"a network-only file (every decision the network's)")
         self.obs_dim = self.w_obs.shape[0]
         self.feat_dim = self.w_act.shape[0]
         #: the number of context inputs and the context's name (0 and ``None``: none)
@@ -595,9 +579,8 @@ class ActionRows:
 
 
 class TrainedAgent(Agent):
-    """Plays the legal action of highest Q score under a shipped (or given) weight file; when
-    the file names a ``prior`` agent, plays the prior's action unless the best-scored action
-    scores more than the file's margin above it (module docstring).
+    """Plays the legal action of highest Q score under a shipped (or given) weight file
+    (module docstring).
 
     Args:
         game: the compiled game (``env.unwrapped.game``; a registry name is accepted too).
@@ -629,21 +612,6 @@ class TrainedAgent(Agent):
             from .context import make_context
 
             self.context = make_context(self.net.context, game)
-        self.prior = None
-        self.margins = prior_margins(self.net.meta)
-        prior = self.net.meta.get("prior")
-        if prior and self.net.meta.get("mode") == "network":
-            raise ValueError(f"{self.path!r} says mode 'network' but names the prior {prior!r}")
-        #: every decision is the network's (no prior agent to fall back on)
-        self.network_only = not prior
-        if prior:
-            from . import make_agent
-
-            try:
-                self.prior = make_agent(str(prior), game, seed=seed)
-            except ValueError as e:
-                raise ValueError(f"agent 'trained': {self.path!r} names the prior agent "
-                                 f"{prior!r}, which cannot play {name}: {e}") from None
 
     @classmethod
     def unsupported(cls, game) -> Optional[str]:
@@ -672,22 +640,14 @@ class TrainedAgent(Agent):
 
     def act(self, observation: dict, legal: Optional[np.ndarray] = None,
             info: Optional[dict] = None) -> int:
-        """The best-scored legal action (``legal``, or the mask's set entries when None); with
-        a prior, the prior's action unless the best scores more than the margin above it."""
+        """The best-scored legal action (``legal``, or the mask's set entries when None)."""
         legal = legal_ids(observation, legal)
         if len(legal) == 1:
             return int(legal[0])
         obs = np.asarray(obs_vector(observation), np.float32)
         if obs.shape != (self.net.obs_dim,):
             raise ValueError(f"observation of shape {obs.shape}; expected ({self.net.obs_dim},)")
-        if self.prior is None:
-            return int(legal[int(np.argmax(self.scores(obs, legal)))])
-        base = self.prior.act(observation, legal, info)
-        sizes = np.array([len(legal)])
-        margin = action_margins(legal, sizes, self.game.pass_id, self.margins, np.array([base]))
-        if np.isinf(margin).all():  # the network is not asked where it never overrides the prior
-            return int(base)
-        return int(choose_with_prior(self.scores(obs, legal), legal, sizes, np.array([base]), margin)[0])
+        return int(legal[int(np.argmax(self.scores(obs, legal)))])
 
     def act_batch(self, observations: np.ndarray, masks: np.ndarray) -> np.ndarray:
         """Actions for a batch (``observations`` (B, D), ``masks`` (B, N)), one scoring pass."""
@@ -699,21 +659,9 @@ class TrainedAgent(Agent):
         sizes = np.bincount(rows, minlength=len(masks))
         if (sizes == 0).any():
             raise ValueError("no legal action to choose from in some row of the batch")
-        if self.prior is None:
-            q = self.net.scores_ids(observations, ids, rows, self._rows, self.game.action_features,
-                                    self._ctx(observations, ids, rows))
-            return ids[segment_argmax(q, sizes)].astype(np.int64)
-        out = np.asarray(self.prior.act_batch(observations, masks), np.int64).copy()
-        margin = action_margins(ids, sizes, self.game.pass_id, self.margins, out)
-        ask = np.flatnonzero(np.bincount(rows, weights=np.isfinite(margin), minlength=len(masks)) > 0)
-        if ask.size:  # score only the positions where the network may override the prior
-            keep = np.isin(rows, ask)
-            sub_rows = np.searchsorted(ask, rows[keep])
-            q = self.net.scores_ids(observations[ask], ids[keep], sub_rows, self._rows,
-                                    self.game.action_features,
-                                    self._ctx(observations[ask], ids[keep], sub_rows))
-            out[ask] = choose_with_prior(q, ids[keep], sizes[ask], out[ask], margin[keep])
-        return out
+        q = self.net.scores_ids(observations, ids, rows, self._rows, self.game.action_features,
+                                self._ctx(observations, ids, rows))
+        return ids[segment_argmax(q, sizes)].astype(np.int64)
 
     def __repr__(self) -> str:
         return f"TrainedAgent({self.game.info.name}, {os.path.basename(self.path)})"
@@ -739,79 +687,6 @@ def _mismatch(net: QNetwork, game) -> Optional[str]:
             return (f"the weights take {net.ctx_dim} inputs of context {net.context!r}, which "
                     f"has {CONTEXTS[net.context].dim}")
     return None
-
-
-#: keys of ``meta["prior_margins"]``: deviations from a card play of the prior, from any
-#: other action of it (bids, picks, 报牌, ...; :func:`action_margins`), and to a card play where
-#: the prior passes
-MARGIN_KEYS = ("play", "other", "pass")
-
-
-def prior_margins(meta: dict) -> tuple[float, float, float]:
-    """``(play, other, pass)`` margins of a weight file's metadata (``inf`` = never deviate;
-    a file without ``pass`` uses its ``play`` margin there)."""
-    m = meta.get("prior_margins", {})
-    m = m if isinstance(m, dict) else {}
-    out = []
-    for key in MARGIN_KEYS:
-        v = m.get(key, out[0] if key == "pass" and "play" in m else 0.0)
-        out.append(math.inf if v is None else float(v))
-    return out[0], out[1], out[2]
-
-
-def other_actions(ids: np.ndarray, sizes: np.ndarray, pass_id: int) -> np.ndarray:
-    """Per legal action (``ids`` of positions laid end to end, ``sizes`` per position): True
-    for the actions under the ``other`` margin: those above ``pass_id`` (a bid, pick, 报牌, ...)
-    and every action of a position that offers no card play (no id below ``pass_id``)."""
-    ids = np.asarray(ids)
-    sizes = np.asarray(sizes, np.int64)
-    owner = np.repeat(np.arange(len(sizes)), sizes)
-    has_play = np.bincount(owner, weights=ids < pass_id, minlength=len(sizes)) > 0
-    return (ids > pass_id) | ~has_play[owner]
-
-
-def action_margins(ids: np.ndarray, sizes: np.ndarray, pass_id: int, margins,
-                   base: Optional[np.ndarray] = None) -> np.ndarray:
-    """Per legal action (``ids`` of positions laid end to end, ``sizes`` per position), the
-    margin a deviation to it must clear (``margins`` = ``(play, other[, pass])``):
-
-    * ``other`` for the actions :func:`other_actions` marks;
-    * for the card plays (ids below ``pass_id``) and the pass of a position that offers a card
-      play: ``pass`` where the prior's action ``base`` of that position is the pass (given
-      ``base`` and three margins), else ``play``.
-    """
-    other = other_actions(ids, sizes, pass_id)
-    play = np.full(len(other), float(margins[0]))
-    if len(margins) > 2 and base is not None:
-        owner = np.repeat(np.arange(len(sizes)), np.asarray(sizes, np.int64))
-        passed = (np.asarray(base) == pass_id)[owner]
-        play[passed] = float(margins[2])
-    return np.where(other, float(margins[1]), play)
-
-
-def choose_with_prior(q: np.ndarray, ids: np.ndarray, sizes: np.ndarray, base: np.ndarray,
-                      margin) -> np.ndarray:
-    """Per position: the action ``a`` of highest ``q[a] - margin[a]`` when that is above the
-    score of the prior's action ``base``, else ``base``.  ``margin``: a number, or one per
-    legal action (:func:`action_margins`); ``inf`` never deviates to that action.
-
-    ``q`` and ``ids`` are the scores and ids of the positions' legal actions laid end to end
-    (``sizes`` per position); ``base[i]`` must be one of position ``i``'s ids.
-    """
-    sizes = np.asarray(sizes, np.int64)
-    base = np.asarray(base, np.int64)
-    q = np.asarray(q, np.float64)
-    margin = np.broadcast_to(np.asarray(margin, np.float64), q.shape)
-    owner = np.repeat(np.arange(len(sizes)), sizes)
-    hit = np.flatnonzero(ids == base[owner])
-    if len(hit) != len(sizes) or (owner[hit] != np.arange(len(sizes))).any():
-        raise ValueError("the prior's action is not among the legal actions of every position")
-    gain = q - margin  # -inf where the margin is inf
-    best = segment_argmax(gain, sizes)
-    out = base.copy()
-    better = gain[best] > q[hit]
-    out[better] = ids[best[better]]
-    return out
 
 
 def segment_starts(sizes: np.ndarray) -> np.ndarray:

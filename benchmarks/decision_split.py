@@ -5,10 +5,10 @@ Usage (from the repository root)::
     python -m benchmarks.decision_split wulong --deals 2000 --jobs 2
     python -m benchmarks.decision_split wakeng --weights runs/my_fit/wakeng.npz --agree 40
 
-For a network-only weight file (default ``agents/weights/<game>_network.npz``) it writes three
-variants that play as ``rules`` except for one kind of decision, made by the network (the
-file's arrays, with ``rules`` as the prior and a margin of 0 for that kind and ``inf`` for the
-others: :func:`agents.trained.action_margins`):
+For a network-only weight file (default ``agents/weights/<game>_network.npz``) it fields three
+variants (:class:`SplitAgent`, the agent ``split:weights=PATH,kind=KIND``) that play as
+``rules`` except for one kind of decision, where the network's best-scored action of that kind
+is played when it scores above ``rules``' move (:func:`split_kinds`):
 
 * ``plays``: a card play or the pass where ``rules`` would not pass (a lead, beating the table);
 * ``passes``: a card play or the pass where ``rules`` would pass;
@@ -28,53 +28,105 @@ from __future__ import annotations
 
 import argparse
 import os
-import tempfile
 from typing import Optional, Sequence
 
 import numpy as np
 
-#: variant name -> ``prior_margins`` (None = inf: never the network's)
-VARIANTS = {
-    "plays": {"play": 0.0, "other": None, "pass": None},
-    "passes": {"play": None, "other": None, "pass": 0.0},
-    "other": {"play": None, "other": 0.0, "pass": None},
-}
+from cardenvs.agents.base import Agent, legal_ids, obs_vector
+
+#: the variants: the kind of decision the network makes in each (:func:`split_kinds`)
+VARIANTS = ("plays", "passes", "other")
+#: the agent name of :class:`SplitAgent` (registered when this module is imported)
+AGENT = "split"
 
 
-def write_variant(src: str, dst: str, margins: dict, extra: Optional[dict] = None) -> str:
-    """Copy the weight file ``src`` to ``dst`` as a ``rules``-prior file with ``margins``
-    (``extra``: more metadata, e.g. how the file was made)."""
-    from cardenvs.agents.trained import QNetwork, save_weights
+def split_kinds(ids: np.ndarray, sizes: np.ndarray, pass_id: int,
+                base: np.ndarray) -> dict[str, np.ndarray]:
+    """Per legal action (``ids`` of positions laid end to end, ``sizes`` per position; ``base``:
+    ``rules``' action of each position), which variant may play it: ``other`` for an action
+    above ``pass_id`` (a bid, pick, 报牌, ...) and every action of a position offering no card
+    play (no id below ``pass_id``); the card plays and the pass of the other positions are
+    ``passes`` where ``rules`` passes there, else ``plays``."""
+    ids = np.asarray(ids)
+    sizes = np.asarray(sizes, np.int64)
+    owner = np.repeat(np.arange(len(sizes)), sizes)
+    has_play = np.bincount(owner, weights=ids < pass_id, minlength=len(sizes)) > 0
+    other = (ids > pass_id) | ~has_play[owner]
+    passed = (np.asarray(base) == pass_id)[owner]
+    return {"plays": ~other & ~passed, "passes": ~other & passed, "other": other}
 
-    net = QNetwork(src)  # the loader's checks
-    if net.meta.get("prior"):
-        raise ValueError(f"{src!r} already plays with the prior {net.meta['prior']!r}: give a "
-                         f"network-only file")
-    meta = dict(net.meta, mode="prior", prior="rules", prior_margins=margins, **(extra or {}))
-    with np.load(src, allow_pickle=False) as z:
-        dtype = z["w_obs"].dtype  # stored as the source is (its values come back exactly)
-    save_weights(dst, net.layer_list(), net.obs_dim, meta, dtype=dtype, ctx_dim=net.ctx_dim)
-    return dst
+
+class SplitAgent(Agent):
+    """``rules``, except for one ``kind`` of decision (:data:`VARIANTS`), where the network of
+    ``weights`` plays its best-scored action of that kind when that scores above ``rules``'
+    move (a network-only file; default the game's shipped one)."""
+
+    name = AGENT
+
+    def __init__(self, game, seed: Optional[int] = None, weights: Optional[str] = None,
+                 kind: str = "plays"):
+        from cardenvs.agents.rules import RulesAgent
+        from cardenvs.agents.trained import TrainedAgent
+
+        if kind not in VARIANTS:
+            raise ValueError(f"kind must be one of {', '.join(VARIANTS)}, got {kind!r}")
+        super().__init__(game, seed)
+        self.kind = kind
+        self.net = TrainedAgent(self.game, seed=seed, weights=weights)
+        self.rules = RulesAgent(self.game, seed=seed)
+
+    @classmethod
+    def unsupported(cls, game) -> Optional[str]:
+        """Why the shipped network cannot play ``game`` (``None`` when it can)."""
+        from cardenvs.agents.trained import TrainedAgent
+
+        return TrainedAgent.unsupported(game)
+
+    def act(self, observation: dict, legal: Optional[np.ndarray] = None,
+            info: Optional[dict] = None) -> int:
+        """``rules``' move, or the network's best of the variant's kind where it scores higher."""
+        legal = legal_ids(observation, legal)
+        base = int(self.rules.act(observation, legal.copy(), info))
+        mine = split_kinds(legal, np.array([len(legal)]), self.game.pass_id,
+                           np.array([base]))[self.kind]
+        if len(legal) == 1 or not mine.any():
+            return base
+        q = self.net.scores(np.asarray(obs_vector(observation), np.float32), legal)
+        best = int(np.argmax(np.where(mine, q, -np.inf)))
+        return int(legal[best]) if q[best] > q[int(np.flatnonzero(legal == base)[0])] else base
+
+    def __repr__(self) -> str:
+        return f"SplitAgent({self.game.info.name}, {self.kind})"
+
+
+def _register() -> None:
+    from cardenvs.agents import AGENTS, register_agent
+
+    if AGENT not in AGENTS:
+        register_agent(AGENT, f"{__name__}:SplitAgent")
+
+
+_register()
 
 
 def split(game: str, weights: str, deals: int, seed: int, jobs: int,
           progress: bool = False) -> list[tuple[str, float, float, float]]:
-    """``(name, difference, low, high)`` against ``rules`` of the file and of each variant."""
+    """``(name, difference, low, high)`` against ``rules`` of the file and of each variant
+    (``jobs > 1``: from ``python -m benchmarks.decision_split``, whose import in the arena's
+    worker processes registers the variants' agent)."""
+    from cardenvs.agents.trained import QNetwork
     from cardenvs.arena import run_arena
 
+    QNetwork(weights)  # the loader's checks, before any arena
     rows = []
-    with tempfile.TemporaryDirectory() as tmp:
-        files = [("network (every decision)", weights)]
-        for name, margins in VARIANTS.items():
-            files.append((f"{name} only", write_variant(weights, os.path.join(tmp, f"{name}.npz"),
-                                                        margins)))
-        for name, path in files:
-            res = run_arena(game, [f"trained:{path}", "rules"], deals, seed=seed,
-                            progress=progress, jobs=jobs)
-            (st,) = res["pairwise"].values()
-            rows.append((name, st["score_diff"], st["ci"][0], st["ci"][1]))
-            print(f"  {name}: {st['score_diff']:+.3f} [{st['ci'][0]:+.3f}, {st['ci'][1]:+.3f}]",
-                  flush=True)
+    specs = [("network (every decision)", f"trained:{weights}")]
+    specs += [(f"{kind} only", f"{AGENT}:weights={weights},kind={kind}") for kind in VARIANTS]
+    for name, spec in specs:
+        res = run_arena(game, [spec, "rules"], deals, seed=seed, progress=progress, jobs=jobs)
+        (st,) = res["pairwise"].values()
+        rows.append((name, st["score_diff"], st["ci"][0], st["ci"][1]))
+        print(f"  {name}: {st['score_diff']:+.3f} [{st['ci'][0]:+.3f}, {st['ci'][1]:+.3f}]",
+              flush=True)
     return rows
 
 

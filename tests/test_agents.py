@@ -346,7 +346,6 @@ def test_trained_weights_are_the_files_the_registry_names():
         g = cardenvs.make_game(name)
         agent = make_agent("trained", g)
         assert os.path.basename(agent.path) == f"{name}_network.npz"
-        assert agent.network_only and agent.prior is None
         assert (agent.context.name if agent.context is not None else None) == context
         prior = make_agent("search", g)._prior
         assert prior is not None and os.path.basename(prior.path) == f"{name}_network.npz"

@@ -19,7 +19,7 @@ from cardenvs.agents.trained import QNetwork, TrainedAgent, save_weights
 from helpers import random_positions
 from cardenvs.train import distill
 from cardenvs.train.dmc import QNet, TorchPolicy, export_weights
-from cardenvs.train.exit import load_numpy_weights
+from cardenvs.train.common import load_numpy_weights
 
 
 def _dims(g):
@@ -227,7 +227,7 @@ def test_a_file_without_context_starts_a_context_network_with_the_same_scores(tm
     g = cardenvs.make_game("doudizhu", preset="rlcard", auction="fixed")
     path = os.path.join(agents.trained.WEIGHTS_DIR, "doudizhu_rlcard_network.npz")
     base = TrainedAgent(g, weights=path)
-    assert base.context is None and base.network_only
+    assert base.context is None
     obs_dim, feat_dim = _dims(g)
     net = QNet(obs_dim, feat_dim, tuple(base.net.meta["hidden"]), context="plan")
     load_numpy_weights(net, path)
@@ -255,7 +255,7 @@ def test_fit_with_context_writes_a_context_network_that_plays(tmp_path):
         fresh = make_context("plan", g)(z["obs"].astype(np.float32), z["legal"], owner)
         assert np.allclose(ctx, fresh, atol=2e-3)
     agent = agents.make_agent(f"trained:{res['weights']}", cardenvs.make_game("doudizhu"))
-    assert agent.network_only and agent.net.context == "plan"
+    assert agent.net.context == "plan"
     assert agent.net.meta["context"] == "plan" and res["eval"][0]["deals"] == 2
     # a later fit from this file keeps its context; another context is refused
     res2 = distill.fit("doudizhu", str(data), str(tmp_path / "g"), epochs=1, batch=32,

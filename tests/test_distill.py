@@ -119,7 +119,7 @@ def test_fit_learns_the_teacher_and_writes_a_network_only_agent(tmp_path):
     assert hist[-1]["train_agreement"] > hist[0]["train_agreement"] + 0.15, (hist[0], hist[-1])
     game = cardenvs.make_game("wakeng")
     agent = agents.make_agent(f"trained:{res['weights']}", game)
-    assert agent.network_only and agent.net.meta["trainer"] == "distill"
+    assert agent.net.meta["mode"] == "network" and agent.net.meta["trainer"] == "distill"
     assert agent.net.meta["teacher"] == "rules"
     # DAgger: the network plays, the teacher labels; both collections fit together
     dag = tmp_path / "dagger"
@@ -281,7 +281,7 @@ def test_average_writes_the_mean_of_the_weights_and_plays(tmp_path):
         assert all(np.array_equal(za[k], zs[k]) for k in za.files if k != "meta")
     # the mean plays: a network-only agent whose every move is legal
     agent = agents.make_agent(f"trained:{out}", game)
-    assert agent.network_only
+    assert agent.net.meta["mode"] == "network"
     _play_alone(agent, game, 5)
 
 

@@ -190,17 +190,18 @@ def test_init_warm_starts_from_a_weight_file(tmp_path):
     with pytest.raises(ValueError, match="hidden sizes"):
         DMC(_cfg(tmp_path / "c", game="wakeng", init=path, hidden=(32,)))
     override = _override_file(tmp_path / "override.npz")  # rules + a learned override
-    with pytest.raises(ValueError, match="advantages"):
+    with pytest.raises(ValueError, match="override file"):
         DMC(_cfg(tmp_path / "d", init=override, hidden=(512, 256, 128)))
 
 
 def _override_file(path) -> str:
-    """A ``rules``-prior file (rules, overridden where the network scores a move clearly
-    better) made from the shipped Dou Dizhu network."""
-    from benchmarks.decision_split import VARIANTS, write_variant
+    """The shipped Dou Dizhu network as an override file of an earlier version (its metadata
+    names the prior agent ``rules`` and margins), which the loader refuses."""
+    from cardenvs.agents.trained import save_weights
 
-    write_variant(os.path.join(WEIGHTS_DIR, "doudizhu_network.npz"), str(path),
-                  VARIANTS["plays"])
+    net = QNetwork(os.path.join(WEIGHTS_DIR, "doudizhu_network.npz"))
+    meta = dict(net.meta, mode="prior", prior="rules", prior_margins={"play": 0.0})
+    save_weights(str(path), net.layer_list(), net.obs_dim, meta, ctx_dim=net.ctx_dim)
     return str(path)
 
 
@@ -222,9 +223,9 @@ def test_dmc_weights_make_a_network_only_agent(tmp_path):
     t = DMC(_cfg(tmp_path, game="wakeng", max_updates=1, envs=8, hidden=(16,), batch=64))
     t.run()
     agent = TrainedAgent(make_game("wakeng"), weights=str(tmp_path / "wakeng.npz"))
-    assert agent.network_only and agent.prior is None and agent.net.meta["mode"] == "network"
-    override = TrainedAgent(make_game("doudizhu"), weights=_override_file(tmp_path / "o.npz"))
-    assert not override.network_only and override.prior is not None
+    assert agent.net.meta["mode"] == "network"
+    with pytest.raises(ValueError, match="names the prior agent 'rules': an override file"):
+        TrainedAgent(make_game("doudizhu"), weights=_override_file(tmp_path / "o.npz"))
 
 
 def _run_with_eval_log(tmp_path, name: str, text: str):
@@ -353,7 +354,7 @@ def test_shipped_network_only_weights_play_every_decision(name):
     assert name.startswith(meta["game"] + "_")
     game = make_game(meta["game"], **meta.get("options", {}))
     agent = TrainedAgent(game, weights=path)
-    assert agent.network_only and agent.net.meta["mode"] == "network"
+    assert agent.net.meta["mode"] == "network"
     obs = np.zeros(game.layout.size, np.float32)
     kinds, offered = set(), set()
     for s, legal, _ in random_decisions(game, 3, seed=4):

@@ -344,16 +344,16 @@ def test_shipped_weights_score_identically(name, path):
         _close(qn.scores_batch(obs, feats, owner, ctx), want)
         for p in np.unique(owner)[:5]:  # one position at a time: the agent's own scores
             _close(agent.scores(obs[p], ids[owner == p]), want[owner == p])
-        if agent.prior is None:  # network-only: act_batch plays the argmax
-            masks = np.zeros((len(obs), game.n_actions), np.int8)
-            masks[owner, ids] = 1
-            order = np.lexsort((ids, owner))  # act_batch scores the ids in mask order
-            o_ids, o_owner, o_q = ids[order], owner[order], want[order]
-            best = [o_ids[o_owner == p][np.argmax(o_q[o_owner == p])] for p in range(len(obs))]
-            gaps = [np.sort(o_q[o_owner == p])[-2:] for p in range(len(obs))]
-            clear = np.array([len(g) < 2 or g[1] - g[0] > 1e-4 for g in gaps])
-            got = agent.act_batch(obs, masks)
-            np.testing.assert_array_equal(got[clear], np.asarray(best)[clear])
+        # act_batch plays the argmax
+        masks = np.zeros((len(obs), game.n_actions), np.int8)
+        masks[owner, ids] = 1
+        order = np.lexsort((ids, owner))  # act_batch scores the ids in mask order
+        o_ids, o_owner, o_q = ids[order], owner[order], want[order]
+        best = [o_ids[o_owner == p][np.argmax(o_q[o_owner == p])] for p in range(len(obs))]
+        gaps = [np.sort(o_q[o_owner == p])[-2:] for p in range(len(obs))]
+        clear = np.array([len(g) < 2 or g[1] - g[0] > 1e-4 for g in gaps])
+        got = agent.act_batch(obs, masks)
+        np.testing.assert_array_equal(got[clear], np.asarray(best)[clear])
 
 
 def test_action_rows_errors_eviction_and_pickle():

@@ -9,7 +9,7 @@ import sys
 def main(argv=None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     if not argv or argv[0] in ("-h", "--help"):
-        print("usage: python -m train METHOD GAME [options]   (METHOD: dmc, distill, finetune, exit, pipeline; "
+        print("usage: python -m train METHOD GAME [options]   (METHOD: dmc, distill, finetune, pipeline; "
               "python -m train METHOD --help for its options)")
         return 0 if argv else 2
     method = argv.pop(0)

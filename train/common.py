@@ -2,7 +2,7 @@
 directory's files (CSV logs, ``config.json``, atomic checkpoints, the evaluation plot), the
 session's progress bar and evaluations, and the command line's common arguments.
 
-:mod:`train.dmc`, :mod:`train.exit` and :mod:`train.finetune` are each one learner over these
+:mod:`train.dmc`, :mod:`train.distill` and :mod:`train.finetune` are each one learner over these
 pieces; a trainer object used with :func:`run_session` / :func:`evaluate_network` has a
 ``cfg`` (with ``game``, ``out``, ``seed``, ``eval_agents``, ``eval_deals``), a ``game``, a
 ``net`` with its greedy ``policy``, ``counters`` (``train_s`` among them), ``eval_history``
@@ -121,8 +121,7 @@ def play_deal(game: Any, state: Any, seed: int,
               choose: Callable[[int, int, np.ndarray], int],
               stop: Optional[StopSignals] = None, buf: Optional[np.ndarray] = None) -> Optional[dict]:
     """Play deal ``seed`` of ``game`` in ``state`` to its end: the one deal loop of the
-    trainers that ask an agent at each decision (``train.exit``'s expert self-play,
-    ``train.distill``'s collection).  At a decision with two or more legal actions
+    trainers that ask an agent at each decision (``train.distill``'s collection).  At a decision with two or more legal actions
     ``choose(step, seat, legal)`` gives the action to play (``step``: the actions played so
     far; ``legal``: a fresh array the callback may keep); a lone legal action is played
     without asking.  Returns ``{"actions": [...], "rewards": (steps, players) float64}``, or
@@ -321,21 +320,73 @@ def eval_interval_s(minutes: float, eval_minutes: Optional[float], parts: float)
     return 60.0 * min(15.0, max(0.5, minutes / parts))
 
 
+#: the values of a trainer's ``--device``
+DEVICES = ("auto", "cpu", "cuda")
+
+
+def select_device(device: str):
+    """The torch device of ``--device``: ``"auto"`` is CUDA when ``torch.cuda.is_available()``,
+    else the CPU; ``"cpu"``; ``"cuda"`` (or ``"cuda:N"``) only where CUDA is available (a
+    ``ValueError`` saying so otherwise, and for any other value)."""
+    import torch
+
+    if not isinstance(device, str) or not (device in DEVICES or (
+            device.startswith("cuda:") and device[5:].isdigit())):
+        raise ValueError(f"--device must be one of {', '.join(DEVICES)} (or cuda:N), got "
+                         f"{device!r}")
+    if device == "auto":
+        return torch.device("cuda" if torch.cuda.is_available() else "cpu")
+    if device.startswith("cuda"):
+        if not torch.cuda.is_available():
+            raise ValueError(f"--device {device}: CUDA is not available here (torch "
+                             f"{torch.__version__}, torch.cuda.is_available() is False); "
+                             f"use --device cpu or auto")
+        index = int(device[5:]) if ":" in device else 0
+        if index >= torch.cuda.device_count():
+            raise ValueError(f"--device {device}: this machine has "
+                             f"{torch.cuda.device_count()} CUDA device(s)")
+    return torch.device(device)
+
+
 def torch_device(device: str, threads: int):
     """Set torch's threads (``threads`` > 0; 0 keeps torch's default) and flush denormals;
-    the device to train on (``"auto"``: CUDA when present)."""
+    the device to train on (:func:`select_device`: ``"auto"`` is CUDA when present)."""
     import torch
 
     if threads:
         torch.set_num_threads(threads)
     torch.set_flush_denormal(True)
-    return torch.device(
-        ("cuda" if torch.cuda.is_available() else "cpu") if device == "auto" else device)
+    return select_device(device)
 
 
 def game_dims(game) -> tuple[int, int]:
     """``(obs_dim, feat_dim)`` of a game: its observation size and its action-feature width."""
     return game.layout.size, game.action_features(np.zeros(1, np.int64)).shape[1]
+
+
+def load_numpy_weights(net: Any, path: str) -> dict:
+    """Copy an :mod:`agents.trained` weight file (e.g. a shipped ``agents/weights/GAME.npz``)
+    into ``net`` (a :class:`train.dmc.QNet`), which must have its sizes; returns the file's
+    metadata.  A file without context inputs may start a network with them (their weights
+    start at zero: the same scores as the file's); one with them needs a network of the same
+    context or of one that extends it (:func:`agents.context.extends`: the added inputs start
+    at zero)."""
+    from cardenvs.arena import agents_module
+
+    qn = agents_module("trained").QNetwork(path)
+    ctx_dim = getattr(net, "ctx_dim", 0)
+    if qn.ctx_dim and (qn.ctx_dim > ctx_dim or not agents_module("context").extends(
+            getattr(net, "context", None), qn.context)):
+        raise ValueError(f"{path!r} takes {qn.ctx_dim} inputs of context {qn.context!r}; the "
+                         f"network takes {ctx_dim} of {getattr(net, 'context', None)!r}")
+    shapes = [tuple(w.shape) for w, _ in qn.layer_list()]
+    shapes[0] = (shapes[0][0] + ctx_dim - qn.ctx_dim, shapes[0][1])
+    want = [(m.in_features, m.out_features) for m in net.layers]
+    if shapes != want:
+        raise ValueError(f"{path!r} holds layers {shapes}; the network has {want} (give the "
+                         f"file's hidden sizes, {qn.meta.get('hidden')})")
+    net.load_numpy(qn)
+    return qn.meta
 
 
 #: the dtypes of a learner's forward matmuls (``--train-dtype``; ``bfloat16``: under
@@ -493,8 +544,7 @@ def run_parser(module: str, doc: str, minutes: float, seed: int,
 
 def add_iteration_args(p: argparse.ArgumentParser, threads: int,
                        max_help: str = "stop after this many (0: no limit)") -> None:
-    """The last arguments of an iterating trainer's command line (``train.exit``,
-    ``train.finetune``): ``--threads``, ``--max-iterations`` (its help: ``max_help``) and
+    """The last arguments of an iterating trainer's command line (``train.finetune``): ``--threads``, ``--max-iterations`` (its help: ``max_help``) and
     ``--no-progress``."""
     p.add_argument("--threads", type=int, default=threads, help="torch threads")
     p.add_argument("--max-iterations", type=int, default=0, help=max_help)

@@ -1,6 +1,6 @@
 """Learning curves of one or more training runs in one PNG: the evaluation against an
 opponent (``rules`` by default) over training wall time, with the 95% CIs the trainer logged
-(``eval.csv`` of ``train.dmc``, ``train.exit`` or ``train.distill`` / a run directory with
+(``eval.csv`` of ``train.dmc``, ``train.distill`` or ``train.finetune`` / a run directory with
 that file): the paired difference per deal, network minus opponent, or the network's own
 mean score when a log has no difference column (runs from before it was logged).
 

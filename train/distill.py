@@ -509,7 +509,7 @@ def fit(game: str, data, out: Optional[str] = None, *, options: Optional[dict] =
                          f"with {options} has {obs_dim}")
     net = QNet(obs_dim, feat_dim, hidden, context=context)
     if init is not None:
-        from .exit import load_numpy_weights
+        from .common import load_numpy_weights
 
         load_numpy_weights(net, init)
     opt = torch.optim.Adam(net.parameters(), lr=lr)

@@ -40,7 +40,7 @@ def _write_shard(path: str, data: dict) -> None:
 # ---------------------------------------------------------------------------------------------
 #: what a weight file's loader reads besides the sizes: equal in every file of an average, and
 #: copied to the average's metadata
-_KIND = ("game", "options", "mode", "prior", "prior_margins", "reward_scale", "context")
+_KIND = ("game", "options", "mode", "reward_scale", "context")
 _SAME = _KIND + ("hidden", "obs_dim", "feat_dim", "ctx_dim")
 
 
@@ -52,7 +52,7 @@ def average(game: str, paths: Sequence[str], out: str) -> dict:
     may also do worse, so measure it (``cardenvs arena``) before using it.
 
     The files must be of ``game`` and agree on what makes them play alike (:data:`_SAME`:
-    options, mode, prior, reward scale, layer sizes); the mean is taken in float32 over the
+    options, mode, reward scale, layer sizes); the mean is taken in float32 over the
     stored float16 values and written as float16 to ``out`` (``.npz``).  Its metadata: those
     keys, the first file's ``teacher`` and ``trainer``, ``averaged`` (the paths) and
     ``sources`` (each file's own metadata, with its data, epochs and commands).

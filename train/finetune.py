@@ -82,11 +82,10 @@ from cardenvs.vector import VectorGame
 
 from .common import (
     TRAIN_DTYPES, SessionBar, StopSignals, add_iteration_args, append_csv, check_resume_settings,
-    check_train_dtype, end_session, learner_autocast, load_checkpoint, plot_eval, run_command,
-    run_parser, run_session, save_atomic, truncate_csv, write_config,
+    check_train_dtype, end_session, learner_autocast, load_checkpoint, load_numpy_weights,
+    plot_eval, run_command, run_parser, run_session, save_atomic, truncate_csv, write_config,
 )
 from .dmc import QNet, export_weights
-from .exit import load_numpy_weights
 
 _trained = agents_module("trained")
 segment_argmax, segment_starts = _trained.segment_argmax, _trained.segment_starts
@@ -366,9 +365,6 @@ class Finetune:
         why = _trained._mismatch(qn, g)
         if why is not None:
             raise ValueError(f"--init {cfg.init!r} does not fit {cfg.game} {cfg.options}: {why}")
-        if qn.meta.get("prior") is not None:
-            raise ValueError(f"--init {cfg.init!r} is an override file over {qn.meta['prior']!r}; "
-                             f"fine-tuning needs a network-only file")
         self.init_meta = dict(qn.meta)
         feat_dim = g.action_features(np.zeros(1, np.int64)).shape[1]
         self.net = QNet(g.layout.size, feat_dim, tuple(qn.meta["hidden"]), context=qn.context)
@@ -470,9 +466,6 @@ class Finetune:
             if len(self._opponent_agents) > 4:  # "self" moves on: forget its former files
                 self._opponent_agents.clear()
             agent = self._opponent_agents[path] = _trained.TrainedAgent(self.game, weights=path)
-            if not agent.network_only:
-                raise ValueError(f"opponent {path!r} is an override file; the opponents "
-                                 f"are network-only files")
         return agent
 
     def snapshot_path(self, iterations: int) -> str:
