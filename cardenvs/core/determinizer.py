@@ -133,7 +133,7 @@ class PassChecks:
         return out
 
 
-@njit(cache=False)  # specialised on the game's is_legal dispatcher (cannot be cached)
+@njit(cache=False, nogil=True)  # specialised on the game's is_legal dispatcher (uncacheable)
 def _passes_hold(rows, work, offs, after, is_legal, tab, opts, pass_id, out):
     """``out[k]``: every pass position ``work[t]`` with row ``k``'s hidden hands (``offs``) plus
     the cards played since (``after[t]``) keeps the pass legal.  ``work`` is scratch: only its

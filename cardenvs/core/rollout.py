@@ -80,7 +80,7 @@ def _rollouts(k_reset, k_legal, k_step, k_encode, tab, opts, offsets, state, leg
     stats[_S_CHECK] = check
 
 
-@njit(cache=False)  # takes a kernel: called through cardenvs.core.specialize.run
+@njit(cache=False, nogil=True)  # takes a kernel: called through cardenvs.core.specialize.run
 def apply_candidates(k_step, tab, opts, worlds, cands, out, paid, seat):
     """``out[w * C + c]`` = world ``w`` (a row of ``worlds``) after candidate action
     ``cands[c]``; ``paid[w * C + c]`` = what that step paid ``seat`` (the mover).  The start

@@ -432,7 +432,7 @@ def _run(s, prog, g, pool, tmp, pos, deck):
             return False
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)  # no Python objects: threads sample at once
 def _sample(base, prog, seed, out, max_tries):
     """Fill each row of ``out`` with a sample; returns the draws used, or -1 when one row could
     not be drawn in ``max_tries`` draws."""
