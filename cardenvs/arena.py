@@ -315,7 +315,7 @@ def _block_worker(task):
 
 
 def _run_blocks(game, names, options, plan, solo_slot, roles, seed, deal_seeds, jobs: int,
-                saved, ppath, settings, progress: bool, save_seconds: float):
+                saved, ppath, settings, progress: bool, save_seconds: float, pool=None):
     """The deals of a ``jobs > 1`` arena, in blocks of :data:`JOB_BLOCK` over a process pool.
 
     Per-deal results are kept by deal, and the sums are taken over deals in order at the
@@ -355,8 +355,9 @@ def _run_blocks(game, names, options, plan, solo_slot, roles, seed, deal_seeds, 
              for b in range(n_blocks) if b not in finished]
     bar = _progress_bar(progress, deals, n_done(), game)
     last_save = time.perf_counter()
-    pool = multiprocessing.get_context("spawn").Pool(min(jobs, max(1, len(tasks))),
-                                                     initializer=_ignore_sigint)
+    if pool is None:
+        pool = multiprocessing.get_context("spawn").Pool(min(jobs, max(1, len(tasks))),
+                                                         initializer=_ignore_sigint)
     try:
         for b, rows in pool.imap_unordered(_block_worker, tasks):
             for i, st in enumerate(rows):
@@ -452,7 +453,7 @@ def run_arena(game: str, agents: Union[str, Sequence[str]], deals: int, seed: in
               options: Optional[dict] = None, lineups: str = "auto", progress: bool = True,
               out_dir: Union[str, os.PathLike, None] = None, resume: bool = False,
               save_seconds: float = 30.0, save_replays: Union[str, os.PathLike, None] = None,
-              save_replays_top: Optional[int] = None, jobs: int = 1) -> dict:
+              save_replays_top: Optional[int] = None, jobs: int = 1, pool: Any = None) -> dict:
     """Play ``deals`` duplicate deals of ``game`` between ``agents``; return the results dict.
 
     Args:
@@ -486,6 +487,10 @@ def run_arena(game: str, agents: Union[str, Sequence[str]], deals: int, seed: in
             as ``rules``).  Not with ``save_replays``.  The workers are started with
             ``multiprocessing``'s "spawn": a script that calls this with ``jobs > 1`` needs the
             usual ``if __name__ == "__main__":`` guard.
+        pool: with ``jobs > 1``, what plays the blocks instead of the ``jobs`` processes: an
+            object with ``multiprocessing.Pool``'s ``imap_unordered``, ``terminate``,
+            ``close`` and ``join`` (e.g. ``cardenvs.train.ray_tasks.RayPool``, Ray tasks on a
+            cluster); the same results.
 
     Ctrl-C (``KeyboardInterrupt``) during the deals saves the progress and raises
     :class:`ArenaInterrupted`.
@@ -587,7 +592,7 @@ def run_arena(game: str, agents: Union[str, Sequence[str]], deals: int, seed: in
     if jobs > 1:
         score, wins, per_role, void, decisions = _run_blocks(
             game, names, options, plan, solo_slot, roles, seed, deal_seeds, jobs, saved,
-            ppath, settings, progress, save_seconds)
+            ppath, settings, progress, save_seconds, pool)
     else:
         saver = ArenaReplays(save_replays, save_replays_top) if save_replays else None
         done = 0
@@ -685,13 +690,14 @@ def run_arena(game: str, agents: Union[str, Sequence[str]], deals: int, seed: in
 def main_arena(game: str, agents: str, deals: int, seed: int, options: dict, out: Optional[str],
                lineups: str = "auto", progress: bool = True, stream: Optional[IO[str]] = None,
                resume: bool = False, save_replays: Union[str, os.PathLike, None] = None,
-               save_replays_top: Optional[int] = None, jobs: int = 1) -> dict:
+               save_replays_top: Optional[int] = None, jobs: int = 1, pool: Any = None) -> dict:
     """What ``cardenvs arena`` does: check ``out`` is writable, run (saving progress to
     ``out``; ``resume`` continues it), print the table, write JSON and PNG atomically."""
     stream = sys.stdout if stream is None else stream
     res = run_arena(game, agents, deals, seed=seed, options=options, lineups=lineups,
                     progress=progress, out_dir=out or None, resume=resume,
-                    save_replays=save_replays, save_replays_top=save_replays_top, jobs=jobs)
+                    save_replays=save_replays, save_replays_top=save_replays_top, jobs=jobs,
+                    pool=pool)
     print(format_results(res), file=stream)
     if save_replays:
         print(f"wrote {len(res['replays'])} replays to {save_replays}", file=stream)

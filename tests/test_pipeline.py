@@ -214,3 +214,141 @@ def test_cli_dispatches_train(capsys):
     with pytest.raises(SystemExit):
         cli_main(["train", "--help"])
     assert "--resume" in capsys.readouterr().out
+
+
+# -- the device of the fits (no GPU needed: torch.cuda is monkeypatched) ---------------------
+def _cuda(monkeypatch, available: bool, count: int = 1) -> None:
+    import torch
+
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: available)
+    monkeypatch.setattr(torch.cuda, "device_count", lambda: count if available else 0)
+
+
+def test_select_device_picks_cuda_only_where_it_is(monkeypatch):
+    from cardenvs.train.common import select_device
+
+    _cuda(monkeypatch, True)
+    assert select_device("auto").type == "cuda" and select_device("cpu").type == "cpu"
+    assert select_device("cuda").type == "cuda" and select_device("cuda:0").index == 0
+    with pytest.raises(ValueError, match="1 CUDA device"):
+        select_device("cuda:1")
+    _cuda(monkeypatch, False)
+    assert select_device("auto").type == "cpu"
+    with pytest.raises(ValueError, match="--device cuda: CUDA is not available here"):
+        select_device("cuda")
+    with pytest.raises(ValueError, match="--device must be one of auto, cpu, cuda"):
+        select_device("gpu")
+
+
+def test_fit_stages_learn_on_the_device_chosen(monkeypatch, tmp_path):
+    """``--device auto`` is cuda where torch sees CUDA, cpu elsewhere; the fits and the
+    fine-tuning get it on their command line; ``--device cuda`` without CUDA is refused (in
+    the pipeline, ``distill fit`` and ``train.finetune``) before anything is written."""
+    from cardenvs.train import distill
+    from cardenvs.train.finetune import Finetune, FinetuneConfig
+
+    seen = []
+
+    class Launched(Exception):
+        pass
+
+    def child(self, st, args, *a, **kw):
+        seen.append(args)
+        raise Launched
+
+    monkeypatch.setattr(pipeline.Pipeline, "child", child)
+    for available, want in ((True, "cuda"), (False, "cpu")):
+        _cuda(monkeypatch, available)
+        out = str(tmp_path / want)
+        config, state = pipeline.prepare("wakeng", {}, 0.02, out, False, 1, {}, "auto")
+        assert config["device"] == want
+        pipe = pipeline.Pipeline(out, config, state, progress=False)
+        os.makedirs(os.path.join(out, "logs"))
+        for kind in ("fit", "finetune"):
+            st = next(s for s in config["stages"] if s["kind"] == kind)
+            with pytest.raises(Launched):
+                getattr(pipe, f"stage_{kind}")(st, 60.0, 0, 1)
+            args = seen.pop()
+            assert args[args.index("--device") + 1] == want, args
+    _cuda(monkeypatch, False)
+    with pytest.raises(ValueError, match="CUDA is not available"):
+        pipeline.prepare("wakeng", {}, 0.02, str(tmp_path / "x"), False, 1, {}, "cuda")
+    assert main(["wakeng", "--device", "cuda", "--out", str(tmp_path / "y"),
+                 "--no-progress"]) == 2
+    assert not (tmp_path / "x").exists() and not (tmp_path / "y").exists()
+    with pytest.raises(ValueError, match="CUDA is not available"):
+        distill.fit("wakeng", str(tmp_path / "nodata"), device="cuda")
+    from cardenvs.agents.trained import default_weights_path
+
+    init = default_weights_path("wakeng")
+    with pytest.raises(ValueError, match="CUDA is not available"):
+        Finetune(FinetuneConfig(game="wakeng", init=init, out=str(tmp_path / "ft"),
+                                device="cuda"))
+    assert not (tmp_path / "ft").exists()
+
+
+# -- --ray: the collections' and the arena's blocks as Ray tasks -----------------------------
+@pytest.fixture(scope="module")
+def local_ray():
+    ray = pytest.importorskip("ray")
+    from cardenvs.train.ray_tasks import connect
+
+    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
+    yield connect("local")  # the instance started above: its address
+    ray.shutdown()
+
+
+def test_ray_collection_and_arena_equal_the_runs_without_ray(tmp_path, local_ray):
+    import numpy as np
+
+    from cardenvs.arena import run_arena
+    from cardenvs.train.distill import collect
+    from cardenvs.train.ray_tasks import RayPool
+
+    kw = dict(teacher="rules", deals=6, block=2, seed=3, progress=False)
+    plain = collect("wakeng", out=str(tmp_path / "plain"), **kw)
+    on_ray = collect("wakeng", out=str(tmp_path / "ray"), jobs=2, ray=local_ray, **kw)
+    assert on_ray == plain and plain["blocks"] == 3 and plain["decisions"] > 0
+    for name in ("shard_000000.npz", "shard_000001.npz", "shard_000002.npz"):
+        with np.load(tmp_path / "plain" / name) as a, np.load(tmp_path / "ray" / name) as b:
+            assert sorted(a.files) == sorted(b.files)
+            assert all(np.array_equal(a[k], b[k]) for k in a.files), name
+    agents = ["trained", "rules"]  # both deterministic: blocks give the serial run's result
+    serial = run_arena("wakeng", agents, 20, seed=1, progress=False)
+    ray_run = run_arena("wakeng", agents, 20, seed=1, progress=False, jobs=2,
+                        pool=RayPool(local_ray))
+    (pair, st), = serial["pairwise"].items()
+    assert ray_run["pairwise"][pair]["score_diff"] == pytest.approx(st["score_diff"], abs=1e-12)
+    assert ray_run["pairwise"][pair]["ci"] == pytest.approx(st["ci"], abs=1e-12)
+
+
+def test_pipeline_passes_the_ray_cluster_to_its_stages(monkeypatch, tmp_path, local_ray):
+    """``--ray``: the collections' processes join the pipeline's cluster (``--ray ADDRESS``);
+    the arena's blocks are Ray tasks; a resumed run may drop it."""
+    seen = []
+
+    class Launched(Exception):
+        pass
+
+    def child(self, st, args, *a, **kw):
+        seen.append(args)
+        raise Launched
+
+    monkeypatch.setattr(pipeline.Pipeline, "child", child)
+    out = str(tmp_path / "run")
+    config, state = pipeline.prepare("wakeng", {}, 0.02, out, False, 2, {}, "cpu", "local")
+    assert config["ray"] == "local"
+    pipe = pipeline.Pipeline(out, config, state, progress=False)
+    from cardenvs.train.ray_tasks import connect
+
+    pipe.ray_address = connect(pipe.ray, pipe.jobs)  # what run() does first
+    os.makedirs(os.path.join(out, "logs"))
+    st = next(s for s in config["stages"] if s["kind"] == "collect")
+    with pytest.raises(Launched):
+        pipe.stage_collect(st, 60.0, 0, 1)
+    args = seen.pop()
+    assert args[args.index("--ray") + 1] == local_ray
+    pipeline._write_json(os.path.join(out, "config.json"), config)
+    pipeline._write_json(os.path.join(out, "state.json"), state)
+    again, _ = pipeline.prepare("wakeng", {}, None, out, True, 1, {}, "cpu", None)
+    assert again["ray"] is None and again["jobs"] == 1

@@ -11,7 +11,8 @@ and a fourth to combine fits::
   reset with seed ``--seed * 1_000_003 + i``); at every decision with two or more legal
   actions the seat's observation, the legal action ids and the teacher's action are stored.
   Deals come in blocks of ``--block`` (one ``.npz`` shard each, written atomically, the
-  teacher seeded from the seed and the block), over ``--jobs`` processes; a shard already in
+  teacher seeded from the seed and the block), over ``--jobs`` processes (or Ray tasks on a
+  cluster, ``--ray ADDRESS``: :mod:`train.ray_tasks`, the same shards); a shard already in
   ``--out`` is kept, so an interrupted collection (Ctrl-C, SIGTERM) continues where it stopped
   when run again and a larger ``--deals`` adds blocks (a last block cut short by the former
   ``--deals`` is played again, whole).  Agents that search (``needs_state``) are handed the
@@ -35,7 +36,8 @@ and a fourth to combine fits::
   epoch's end and at a stop: network, Adam, random states, the position in the epoch) lets
   ``fit --resume`` continue a fit stopped or killed outright (SIGKILL, out of memory) as if
   never stopped, with the same settings (``--minutes``, ``--epochs``, ``--threads`` aside;
-  ``--epochs`` counts the fit's epochs in all): :mod:`train.distill_resume`.
+  ``--epochs`` counts the fit's epochs in all): :mod:`train.distill_resume`.  ``--device``
+  (``cpu``, ``cuda``, ``auto``: CUDA when available) is where the network learns.
   The weights (``OUT/GAME.npz``, ``"mode": "network"``: every decision is the network's) play
   as ``trained:OUT/GAME.npz``.  ``--context plan`` adds context inputs per (position, card
   play) to the network (``agents/context.py``: the hand planner's view of what each play
@@ -69,7 +71,7 @@ import math
 import os
 import sys
 import time
-from typing import Optional, Sequence
+from typing import Any, Optional, Sequence
 
 import numpy as np
 
@@ -159,19 +161,26 @@ def play_block(game_name: str, options: dict, teacher: str, seed: int, block: in
             "n_deals": np.int64(len(deals))}
 
 
-def _block_job(args) -> tuple[int, int]:
+def _block_data(args) -> tuple[int, dict]:
+    """A block's task: ``(block, its decisions)``."""
     game, options, teacher, seed, block, deals, out, player, share, opponent = args
-    data = play_block(game, options, teacher, seed, block, deals, player, share, opponent)
-    _write_shard(os.path.join(out, _SHARD.format(block)), data)
-    return block, len(data["action"])
+    return block, play_block(game, options, teacher, seed, block, deals, player, share, opponent)
+
+
+def _block_job(args) -> tuple[int, int]:
+    """A block's task, its shard written: ``(block, decisions)``."""
+    block, data = _block_data(args)
+    return block, _write_block(args[6], block, data)
 
 
 def collect(game: str, teacher: str, deals: int, out: str, *, options: Optional[dict] = None,
             seed: int = 0, block: int = 10, jobs: int = 1, player: Optional[str] = None,
             player_share: float = 0.0, opponent: Optional[str] = None,
-            progress: bool = True) -> dict:
+            progress: bool = True, ray: Optional[str] = None) -> dict:
     """Write the shards of ``deals`` teacher-played deals into ``out`` (module docstring);
-    returns ``{"blocks": written, "kept": already there, "decisions": written}``."""
+    returns ``{"blocks": written, "kept": already there, "decisions": written}``.  ``ray``
+    (a cluster's address, or ``"local"``: :mod:`train.ray_tasks`) plays the blocks as Ray
+    tasks instead of ``jobs`` processes, this process writing their shards: the same shards."""
     from cardenvs.api import make_game
 
     options = dict(options or {})
@@ -222,9 +231,15 @@ def collect(game: str, teacher: str, deals: int, out: str, *, options: Optional[
 
         bar = tqdm(total=deals, unit="deal", initial=deals - sum(len(t[5]) for t in tasks),
                    desc=f"collect {game} ({teacher})", dynamic_ncols=True, file=sys.stderr)
-    if jobs == 1:
+    pool: Any = None
+    if ray is not None:
+        from .ray_tasks import RayPool
+
+        pool = RayPool(ray, jobs)
+        results = ((b, _write_block(out, b, data))
+                   for b, data in pool.imap_unordered(_block_data, tasks))
+    elif jobs == 1:
         results = map(_block_job, tasks)
-        pool = None
     else:
         import multiprocessing as mp
 
@@ -243,6 +258,12 @@ def collect(game: str, teacher: str, deals: int, out: str, *, options: Optional[
         if bar is not None:
             bar.close()
     return {"blocks": len(todo), "kept": n_blocks - len(todo), "decisions": written}
+
+
+def _write_block(out: str, block: int, data: dict) -> int:
+    """Write a block's shard; its decisions."""
+    _write_shard(os.path.join(out, _SHARD.format(block)), data)
+    return len(data["action"])
 
 
 # ---------------------------------------------------------------------------------------------
@@ -410,7 +431,7 @@ def fit(game: str, data, out: Optional[str] = None, *, options: Optional[dict] =
         seed: int = 0, threads: int = 1, init: Optional[str] = None,
         eval_agents: Sequence[str] = ("rules",), eval_deals: int = 100,
         weights: Optional[dict] = None, context: Optional[str] = None,
-        progress: bool = True, resume: bool = False) -> dict:
+        progress: bool = True, resume: bool = False, device: str = "cpu") -> dict:
     """Fit a network to the collection in ``data`` (a folder, or several of the same game
     and teacher: e.g. a DAgger round beside the first collection; module docstring); returns
     the weight file's path, the agreements and the counters.
@@ -430,13 +451,15 @@ def fit(game: str, data, out: Optional[str] = None, *, options: Optional[dict] =
     ``OUT/checkpoint.pt`` is written at every epoch's end and when the fit stops inside one;
     ``resume`` continues from it as if never stopped (:mod:`train.distill_resume`: the same
     settings but ``minutes``, ``epochs``, ``threads`` and ``progress``; ``epochs`` counts the
-    fit's epochs in all)."""
+    fit's epochs in all).  ``device``: where the network learns (``"auto"``: CUDA when
+    ``torch.cuda.is_available()``, else the CPU; ``"cuda"``, a ``ValueError`` where it is
+    absent: :func:`train.common.select_device`); a resumed fit may change it."""
     import torch
 
     from cardenvs.api import make_game
     from cardenvs.arena import agents_module
 
-    from .common import StopSignals, append_csv, game_dims, plot_eval
+    from .common import StopSignals, append_csv, game_dims, plot_eval, select_device
     from .distill_resume import (
         check_data, drop_later_rows, fit_settings, load_fit, restore, save_fit,
     )
@@ -449,6 +472,7 @@ def fit(game: str, data, out: Optional[str] = None, *, options: Optional[dict] =
         raise ValueError(f"minutes ({minutes}) and epochs ({epochs}) must be >= 0 (0: no limit)")
     if minutes == 0 and epochs == 0:
         raise ValueError("minutes and epochs are both 0 (no limit): bound the fit by one of them")
+    dev = select_device(device)
     metas = []
     for folder in folders:
         meta_path = os.path.join(folder, "collect.json")
@@ -492,7 +516,7 @@ def fit(game: str, data, out: Optional[str] = None, *, options: Optional[dict] =
         negatives=negatives, holdout=holdout, seed=seed, init=init,
         eval_agents=list(eval_agents), eval_deals=eval_deals, context=context,
         loss_weights={b: float(v) for b, v in zip(g.blocks, bw) if v != 1}, minutes=minutes,
-        epochs=epochs, threads=threads, progress=progress, out=out)
+        epochs=epochs, threads=threads, progress=progress, out=out, device=device)
     ck = load_fit(out, settings) if resume else None  # before anything is written
     os.makedirs(out, exist_ok=True)
     ctx_fn = None
@@ -502,7 +526,7 @@ def fit(game: str, data, out: Optional[str] = None, *, options: Optional[dict] =
     ho = Decisions(held_paths, ctx_fn, progress) if held_paths else None
     if ck is not None:
         check_data(ck, out, len(tr), len(ho) if ho is not None else 0, batch)
-    w_dec = torch.from_numpy(bw[g.block_indices(tr.action)].astype(np.float32))
+    w_dec = torch.from_numpy(bw[g.block_indices(tr.action)].astype(np.float32)).to(dev)
     obs_dim, feat_dim = game_dims(g)
     if tr.obs.shape[1] != obs_dim:
         raise ValueError(f"the shards hold observations of {tr.obs.shape[1]} values; {game} "
@@ -512,8 +536,9 @@ def fit(game: str, data, out: Optional[str] = None, *, options: Optional[dict] =
         from .common import load_numpy_weights
 
         load_numpy_weights(net, init)
+    net.to(dev)
     opt = torch.optim.Adam(net.parameters(), lr=lr)
-    policy = TorchPolicy(g, net, torch.device("cpu"))
+    policy = TorchPolicy(g, net, dev)
     path = os.path.join(out, f"{game}.npz")
     log_path = os.path.join(out, "fit.csv")
     t0 = time.perf_counter()
@@ -604,15 +629,16 @@ def fit(game: str, data, out: Optional[str] = None, *, options: Optional[dict] =
                     break
                 idx = perm[pos:pos + batch]
                 ids, owner, col, cpos = sample_batch(tr, idx, negatives, rng, positions=True)
-                obs = torch.from_numpy(tr.obs[idx].astype(np.float32))
-                feats = torch.from_numpy(g.action_features(ids))
-                own = torch.from_numpy(owner)
-                ctx = None if tr.ctx is None else torch.from_numpy(tr.ctx[cpos].astype(np.float32))
+                obs = torch.from_numpy(tr.obs[idx].astype(np.float32)).to(dev)
+                feats = torch.from_numpy(g.action_features(ids)).to(dev)
+                own = torch.from_numpy(owner).to(dev)
+                ctx = (None if tr.ctx is None
+                       else torch.from_numpy(tr.ctx[cpos].astype(np.float32)).to(dev))
                 q = net(obs, feats, own, ctx)
                 # cross-entropy of the teacher's action (column 0 of each decision) under the
                 # softmax of the scores over the decision's candidates
-                logits = torch.full((len(idx), negatives + 1), float("-inf"))
-                logits = logits.index_put((own, torch.from_numpy(col)), q)
+                logits = torch.full((len(idx), negatives + 1), float("-inf"), device=dev)
+                logits = logits.index_put((own, torch.from_numpy(col).to(dev)), q)
                 w = w_dec[idx]
                 loss = -(w * torch.log_softmax(logits, 1)[:, 0]).sum() / w.sum()
                 opt.zero_grad(set_to_none=True)
@@ -691,6 +717,9 @@ def build_parser() -> argparse.ArgumentParser:
                    help="an agent at every seat but the teacher's (seat i %% players in deal i); "
                         "only the teacher's decisions are stored, e.g. rlcard")
     c.add_argument("--option", action="append", default=[], type=parse_option, metavar="KEY=VALUE")
+    c.add_argument("--ray", default=None, metavar="ADDRESS",
+                   help="play the blocks as Ray tasks on the cluster at ADDRESS (auto, "
+                        "HOST:PORT), or local: a Ray instance of --jobs CPUs here")
     c.add_argument("--no-progress", action="store_true")
     f = sub.add_parser("fit", help="a network-only agent from the shards")
     f.add_argument("game")
@@ -721,6 +750,8 @@ def build_parser() -> argparse.ArgumentParser:
                    help="context inputs per (position, action) for the network (agents/context.py;"
                         " plan: the hand planner's cost of what each play leaves; plan_picks: "
                         "also what each burial leaves); default: none, or the --init file's")
+    f.add_argument("--device", default="cpu", choices=("auto", "cpu", "cuda"),
+                   help="where the network learns (auto: CUDA when available; default cpu)")
     f.add_argument("--resume", action="store_true",
                    help="continue the fit of OUT/checkpoint.pt (the same settings; --epochs "
                         "counts all epochs, --minutes this session)")
@@ -762,7 +793,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
             res = collect(a.game, a.teacher, a.deals, out, options=dict(a.option), seed=a.seed,
                           block=a.block, jobs=a.jobs, player=a.player,
                           player_share=a.player_share if a.player else 0.0,
-                          opponent=a.opponent, progress=not a.no_progress)
+                          opponent=a.opponent, progress=not a.no_progress, ray=a.ray)
             print(f"[distill] {a.game}: {res['blocks']} blocks written ({res['decisions']} "
                   f"decisions), {res['kept']} kept, in {out}")
         elif a.cmd == "relabel":
@@ -782,7 +813,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
                       epochs=a.epochs, seed=a.seed, threads=a.threads, init=a.init,
                       eval_agents=parse_names(a.eval_agents), eval_deals=a.eval_deals,
                       weights=dict(a.weight), context=a.context, progress=not a.no_progress,
-                      resume=a.resume)
+                      resume=a.resume, device=a.device)
             last = res["history"][-1] if res["history"] else {}
             print(f"[distill] {a.game}: {res['epochs']} epochs, {res['updates']} updates over "
                   f"{res['decisions']} decisions; agreement with the teacher: train "

@@ -26,8 +26,8 @@ import numpy as np
 from .common import load_checkpoint, save_atomic, truncate_csv
 
 #: the settings of a fit that a resumed one may change: the session's budget, the fit's
-#: length, the threads and the progress bar
-FREE = ("minutes", "epochs", "threads", "progress", "out")
+#: length, the threads, the device and the progress bar
+FREE = ("minutes", "epochs", "threads", "progress", "out", "device")
 
 CHECKPOINT = "checkpoint.pt"
 

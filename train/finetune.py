@@ -27,7 +27,9 @@ network on the score itself.  Each **iteration**:
    current to the sampling policy's probability of the action taken), Adam (``--lr``), the
    gradient's norm clipped at 1; ``--train-dtype bfloat16`` runs the forward's matmuls in
    bfloat16 (``torch.autocast``; the weights, Adam and the loss in float32): the update took
-   2.2x less time on this machine's CPU, which has bfloat16 instructions.
+   2.2x less time on this machine's CPU, which has bfloat16 instructions.  ``--device cuda``
+   (or ``auto``: CUDA when available) runs the update on the GPU; the games are played by
+   the network's copy on the CPU, which takes the new weights after each update.
 
 **Evaluation** (every ``--eval-every`` iterations and at the end): the greedy network against
 the rollout policy, and against each weight file of ``--opponents`` (not ``self``), on
@@ -65,6 +67,7 @@ Run ``python -m train.finetune GAME --init agents/weights/GAME_network.npz --min
 from __future__ import annotations
 
 import argparse
+import copy
 import os
 import shutil
 import sys
@@ -83,7 +86,8 @@ from cardenvs.vector import VectorGame
 from .common import (
     TRAIN_DTYPES, SessionBar, StopSignals, add_iteration_args, append_csv, check_resume_settings,
     check_train_dtype, end_session, learner_autocast, load_checkpoint, load_numpy_weights,
-    plot_eval, run_command, run_parser, run_session, save_atomic, truncate_csv, write_config,
+    plot_eval, run_command, run_parser, run_session, save_atomic, select_device, truncate_csv,
+    write_config,
 )
 from .dmc import QNet, export_weights
 
@@ -116,8 +120,8 @@ def opponent_list(spec: str) -> list[str]:
 
 
 #: the settings a resumed run may change (:func:`train.common.check_resume_settings`): the
-#: session's budget, its threads, the run's length and the progress bar
-RESUME_FREE = ("minutes", "threads", "max_iterations", "progress", "out")
+#: session's budget, its threads and device, the run's length and the progress bar
+RESUME_FREE = ("minutes", "threads", "max_iterations", "progress", "out", "device")
 
 
 @dataclass
@@ -144,6 +148,9 @@ class FinetuneConfig:
     max_iterations: int = 0
     opponents: str = "heuristic"
     train_dtype: str = "float32"
+    #: where the update learns (:func:`train.common.select_device`; the games are played by
+    #: the network's copy on the CPU)
+    device: str = "cpu"
     progress: bool = True
 
 
@@ -163,6 +170,7 @@ def _check(cfg: FinetuneConfig) -> None:
     if cfg.lineups not in LINEUPS:
         raise ValueError(f"lineups must be one of {LINEUPS}, got {cfg.lineups!r}")
     check_train_dtype(cfg.train_dtype)
+    select_device(cfg.device)
     opponent_list(cfg.opponents)
     for name in ("lr", "temperature", "clip", "minutes"):
         v = getattr(cfg, name)
@@ -371,7 +379,12 @@ class Finetune:
         load_numpy_weights(self.net, cfg.init)
         self.context = (agents_module("context").make_context(qn.context, g)
                         if qn.context else None)
-        self.opt = torch.optim.Adam(self.net.parameters(), lr=cfg.lr)
+        #: the device of the update, and the network it updates there: ``net`` itself on the
+        #: CPU, else a copy whose weights ``net`` (which plays the games) takes after each one
+        self.device = select_device(cfg.device)
+        self.learner = (self.net if self.device.type == "cpu"
+                        else copy.deepcopy(self.net).to(self.device))
+        self.opt = torch.optim.Adam(self.learner.parameters(), lr=cfg.lr)
         self.sampler = NetworkSampler(self.net, g, self.context, cfg.temperature,
                                       rng=np.random.default_rng(cfg.seed))
         self.lineups = lineups(int(g.n_players), cfg.lineups)
@@ -401,6 +414,7 @@ class Finetune:
         check_resume_settings(ck["config"], settings, RESUME_FREE, cfg.out)
         try:
             self.net.load_state_dict(ck["net"])
+            self.learner.load_state_dict(ck["net"])
             self.opt.load_state_dict(ck["opt"])
             self.sampler.rng.bit_generator.state = ck["rng"]
             counters = {k: type(v)(ck["counters"][k]) for k, v in self.counters.items()}
@@ -526,13 +540,15 @@ class Finetune:
         losses: list[float] = []
         for _ in range(self.cfg.epochs):
             self._epoch(data, rng, starts, losses)
+        if self.learner is not self.net:
+            self.net.load_state_dict(self.learner.state_dict())  # copied to the CPU
         return float(np.mean(losses)) if losses else 0.0
 
     def _epoch(self, data: dict, rng: np.random.Generator, starts: np.ndarray,
                losses: list) -> None:
         """One pass in minibatches over the iteration's decisions (``bfloat16``: the
         forward's matmuls under ``torch.autocast``, the loss and the weights in float32)."""
-        cfg, g, net = self.cfg, self.game, self.net
+        cfg, g, net, dev = self.cfg, self.game, self.learner, self.device
         sizes, ids, choice = data["sizes"], data["ids"], data["choice"]
         N = len(sizes)
         perm = rng.permutation(N)
@@ -542,16 +558,18 @@ class Finetune:
             pos = np.concatenate([np.arange(starts[i], starts[i] + sizes[i]) for i in idx])
             own = np.repeat(np.arange(len(idx)), k)
             col = np.concatenate([np.arange(x) for x in k])
-            ctx = None if data["ctx"] is None else torch.from_numpy(data["ctx"][pos])
-            with learner_autocast("cpu", cfg.train_dtype):
-                q = net(torch.from_numpy(data["obs"][idx].astype(np.float32)),
-                        torch.from_numpy(g.action_features(ids[pos])), torch.from_numpy(own),
+            ctx = None if data["ctx"] is None else torch.from_numpy(data["ctx"][pos]).to(dev)
+            own_t = torch.from_numpy(own).to(dev)
+            with learner_autocast(dev.type, cfg.train_dtype):
+                q = net(torch.from_numpy(data["obs"][idx].astype(np.float32)).to(dev),
+                        torch.from_numpy(g.action_features(ids[pos])).to(dev), own_t,
                         ctx).float()
-            L = torch.full((len(idx), int(k.max())), float("-inf"))
-            L = L.index_put((torch.from_numpy(own), torch.from_numpy(col)), q / cfg.temperature)
-            lp = torch.log_softmax(L, 1).gather(1, torch.from_numpy(choice[idx])[:, None])[:, 0]
-            ratio = torch.exp(lp - torch.from_numpy(data["logp"][idx]).float())
-            A = torch.from_numpy(data["adv"][idx]).float()
+            L = torch.full((len(idx), int(k.max())), float("-inf"), device=dev)
+            L = L.index_put((own_t, torch.from_numpy(col).to(dev)), q / cfg.temperature)
+            pick = torch.from_numpy(choice[idx]).to(dev)[:, None]
+            lp = torch.log_softmax(L, 1).gather(1, pick)[:, 0]
+            ratio = torch.exp(lp - torch.from_numpy(data["logp"][idx]).float().to(dev))
+            A = torch.from_numpy(data["adv"][idx]).float().to(dev)
             loss = -torch.min(ratio * A, ratio.clamp(1 - cfg.clip, 1 + cfg.clip) * A).mean()
             self.opt.zero_grad(set_to_none=True)
             loss.backward()
@@ -690,6 +708,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--train-dtype", choices=TRAIN_DTYPES, default=d.train_dtype,
                    help="the learner's forward matmuls (bfloat16: torch.autocast, about 2x "
                         "faster on CPUs with bfloat16 instructions; the weights stay float32)")
+    p.add_argument("--device", default=d.device, choices=("auto", "cpu", "cuda"),
+                   help="where the update learns (auto: CUDA when available; the games are "
+                        "played on the CPU)")
     add_iteration_args(p, d.threads, "stop once the run has made this many iterations, "
                                       "resumed sessions included (0: no limit)")
     return p
@@ -703,7 +724,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         lr=a.lr, temperature=a.temperature, clip=a.clip, epochs=a.epochs,
         minibatch=a.minibatch, eval_deals=a.eval_deals, eval_every=a.eval_every,
         threads=a.threads, max_iterations=a.max_iterations, opponents=a.opponents,
-        train_dtype=a.train_dtype, progress=not a.no_progress)
+        train_dtype=a.train_dtype, device=a.device, progress=not a.no_progress)
     return run_command("finetune", lambda: Finetune(cfg, resume=a.resume).run())
 
 

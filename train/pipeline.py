@@ -48,9 +48,16 @@ checkpoint: at most one block of work (a shard, a fit's step, a fine-tuning iter
 lost.  A resumed run takes the recorded game, options and settings (another game, option or
 ``--set`` is refused); ``--hours`` may give it a new budget.
 
-Not yet: ``--ray`` (the collections run on ``--jobs`` local processes; :mod:`train.ray_actors`
-serves ``train.dmc``'s self-play only) and CUDA (``distill fit`` and ``train.finetune`` train
-on the CPU).
+**Devices.**  ``--device`` (``auto``, the default: CUDA when ``torch.cuda.is_available()``;
+``cpu``; ``cuda``, refused where CUDA is absent) is where the fits and the fine-tuning's
+updates learn (``distill fit --device``, ``train.finetune --device``); the games and the
+collections are played on the CPU.  A resumed run picks its device anew.
+
+**Ray.**  ``--ray ADDRESS`` (a cluster's, ``auto`` or ``HOST:PORT``; or ``local``: a Ray
+instance of ``--jobs`` CPUs started here) plays the collections' blocks of deals (the DAgger
+rounds' search labels among them: ``distill collect --ray``) and the arena's as Ray tasks
+(:mod:`train.ray_tasks`).  Each block is seeded by its index, so the shards and the arena's
+result are those of a run without Ray; a resumed run may drop or change ``--ray``.
 """
 
 from __future__ import annotations
@@ -279,14 +286,27 @@ def _read_json(path: str) -> dict:
     return obj
 
 
+def fit_device(device: str) -> str:
+    """The device the fits and the fine-tuning learn on, for ``--device`` (``auto``: ``cuda``
+    when ``torch.cuda.is_available()``, else ``cpu``; ``cuda`` where CUDA is absent: a
+    ``ValueError`` saying so): ``"cpu"`` or ``"cuda"``."""
+    from .common import select_device
+
+    return select_device(device).type
+
+
 def prepare(game: str, options: dict, hours: Optional[float], out: str, resume: bool,
-            jobs: int, overrides: dict) -> tuple[dict, dict]:
+            jobs: int, overrides: dict, device: str = "auto",
+            ray: Optional[str] = None) -> tuple[dict, dict]:
     """Check every input and return ``(config, state)`` of the run in ``out`` (new, or the
     one ``resume`` continues); a ``ValueError`` before anything is written."""
     from cardenvs.api import make_game
     from cardenvs.arena import import_agents
 
     cfg = game_config(game, overrides)
+    resolved = fit_device(device)
+    if ray is not None and (not isinstance(ray, str) or not ray.strip()):
+        raise ValueError(f"--ray: a cluster address (auto, HOST:PORT) or local, got {ray!r}")
     if hours is not None and (isinstance(hours, bool) or not math.isfinite(hours) or hours <= 0):
         raise ValueError(f"--hours must be a number > 0, got {hours!r}")
     if isinstance(jobs, bool) or not isinstance(jobs, int) or jobs < 1:
@@ -315,6 +335,8 @@ def prepare(game: str, options: dict, hours: Optional[float], out: str, resume: 
         state = _read_json(os.path.join(out, "state.json"))
         old["hours"] = hours if hours is not None else old["hours"]
         old["jobs"] = jobs
+        old["device"] = resolved  # this session's machine
+        old["ray"] = ray
         return old, state
     if os.path.exists(path):
         theirs = _read_json(path).get("game")
@@ -328,7 +350,7 @@ def prepare(game: str, options: dict, hours: Optional[float], out: str, resume: 
         raise ValueError(f"--out {out!r} is a file")
     hours = 3.0 if hours is None else hours
     config = {"game": game, "options": options, "hours": hours, "jobs": jobs,
-              "settings": asdict(cfg), "plan_version": PLAN_VERSION,
+              "device": resolved, "ray": ray, "settings": asdict(cfg), "plan_version": PLAN_VERSION,
               "stages": make_plan(game, cfg, hours, jobs)}
     return config, {"done": {}, "spent_s": {}, "elapsed_s": 0.0}
 
@@ -382,6 +404,12 @@ class Pipeline:
         self.options = config["options"]
         self.total_s = 3600.0 * float(config["hours"])
         self.jobs = int(config["jobs"])
+        #: where the fits and the fine-tuning learn (:func:`fit_device`)
+        self.device = str(config.get("device", "cpu"))
+        #: ``--ray``: the cluster the collections and the arena run on (``None``: processes)
+        self.ray: Optional[str] = config.get("ray")
+        #: the joined cluster's address, which the stages' processes join (:meth:`run`)
+        self.ray_address: Optional[str] = None
         self.stop: Optional[Stop] = None
         self._t0 = time.perf_counter()
         self._base = float(state.get("elapsed_s", 0.0))
@@ -407,6 +435,20 @@ class Pipeline:
         _write_json(os.path.join(self.out, "config.json"), self.config)
         self.save()
         stages = self.config["stages"]
+        if self.ray is not None:
+            from .ray_tasks import connect
+
+            self.ray_address = connect(self.ray, self.jobs)
+        try:
+            return self._run_stages(stages)
+        finally:
+            if self.ray_address is not None:
+                from .ray_tasks import shutdown
+
+                shutdown(self.ray_address)
+
+    def _run_stages(self, stages: list) -> int:
+        """:meth:`run`'s loop over the stages."""
         with Stop() as self.stop:
             for i, st in enumerate(stages):
                 if st["name"] in self.state["done"]:
@@ -517,6 +559,8 @@ class Pipeline:
         if st.get("player"):
             args += ["--player", f"trained:{self.path(st['player'])}",
                      "--player-share", str(st["player_share"])]
+        if self.ray_address is not None:
+            args += ["--ray", self.ray_address]
         rc, by_budget = self.child(st, args, limit, i, n, stoppable=lambda: bool(_shards(out)),
                                    note=lambda: {"shards": len(_shards(out))})
         if self._user_stop() and not (rc == 0):
@@ -549,7 +593,7 @@ class Pipeline:
                 "--minutes", f"{max(0.05, 0.8 * (limit - STARTUP_S) / 60):.3f}", "--epochs", str(st["epochs"]),
                 "--hidden", st["hidden"], "--holdout", str(holdout), "--threads", str(self.jobs),
                 "--eval-deals", str(st["eval_deals"]), "--context", st["context"],
-                "--no-progress"]
+                "--device", self.device, "--no-progress"]
         for d in data:
             args += ["--data", d]
         if st.get("init"):
@@ -580,7 +624,8 @@ class Pipeline:
                 "--out", out, "--minutes", f"{max(0.05, (limit - STARTUP_S) / 60):.3f}",
                 "--lr", str(st["lr"]), "--lineups", st["lineups"],
                 "--eval-deals", str(st["eval_deals"]), "--eval-every", str(st["eval_every"]),
-                "--threads", str(self.jobs), "--no-progress", *self._options()]
+                "--threads", str(self.jobs), "--device", self.device, "--no-progress",
+                *self._options()]
         if resume:
             args.append("--resume")
         rc, by_budget = self.child(st, args, limit, i, n, grace=GRACE_S,
@@ -629,14 +674,22 @@ class Pipeline:
                 deals = int(min(st["deals"], max(20, 0.9 * left / per)))
                 self.state["arena_deals"] = deals
                 self.save()
+            # on Ray: blocks of deals as Ray tasks (the results of any jobs > 1, and of
+            # jobs=1 too: both agents are deterministic)
+            jobs, pool = self.jobs, None
+            if self.ray_address is not None:
+                from .ray_tasks import RayPool
+
+                jobs, pool = max(2, self.jobs), RayPool(self.ray_address)
             settings = run_settings(self.game, parse_agents(agents), deals, st["seed"],
-                                    self.options, "auto", self.jobs)
+                                    self.options, "auto", jobs)
             if self.progress:
                 print(f"[{i + 1}/{n}] arena: {deals} duplicate deals against {OPPONENT}",
                       file=sys.stderr, flush=True)
             res = main_arena(self.game, agents, deals, st["seed"], self.options, out,
                              progress=self.progress, stream=table,
-                             resume=progress_path(out, settings).exists(), jobs=self.jobs)
+                             resume=progress_path(out, settings).exists(), jobs=jobs,
+                             pool=pool)
         except (ArenaInterrupted, KeyboardInterrupt):
             return None
         finally:
@@ -709,6 +762,13 @@ def build_parser(prog: str = "cardenvs train") -> argparse.ArgumentParser:
                    help="continue the run in --out (same game, options and --set)")
     p.add_argument("--jobs", "-j", type=int, default=1,
                    help="processes for the collections and the arena, threads for fitting")
+    p.add_argument("--device", default="auto", choices=("auto", "cpu", "cuda"),
+                   help="where the fits and the fine-tuning learn (auto: CUDA when "
+                        "torch.cuda.is_available(); cuda where it is absent is an error)")
+    p.add_argument("--ray", default=None, metavar="ADDRESS",
+                   help="play the collections' deals and the arena's as Ray tasks on the "
+                        "cluster at ADDRESS (auto, HOST:PORT), or local: a Ray instance of "
+                        "--jobs CPUs here (train.ray_tasks); the same results")
     p.add_argument("--set", action="append", type=parse_option, default=[], dest="settings",
                    metavar="KEY=VALUE", help="change a setting of the game's recipe "
                                              "(GameConfig), e.g. dagger_rounds=2")
@@ -724,7 +784,8 @@ def main(argv: Optional[Sequence[str]] = None, prog: str = "cardenvs train") -> 
         options, settings = dict(a.option), dict(a.settings)
         if len(options) != len(a.option) or len(settings) != len(a.settings):
             raise ValueError("an --option or --set key is given twice")
-        config, state = prepare(a.game, options, a.hours, out, a.resume, a.jobs, settings)
+        config, state = prepare(a.game, options, a.hours, out, a.resume, a.jobs, settings,
+                                a.device, a.ray)
         return Pipeline(out, config, state, progress=not a.no_progress).run()
     except (ValueError, TypeError, StageError) as e:
         print(f"{prog}: error: {e}", file=sys.stderr)
