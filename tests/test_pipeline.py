@@ -157,6 +157,7 @@ def _listing(root) -> list:
 @pytest.mark.parametrize("argv, words", [
     (["nogame"], "unknown game 'nogame'"),
     (["wakeng", "--option", "bogus=1"], "no option 'bogus'"),
+    (["doudizhu", "--option", "actions=compact"], "--option actions='compact': the action mode"),
     (["paodekuai", "--option", "deck=14"], "deck=14"),
     (["wakeng", "--hours", "0"], "--hours must be a number > 0"),
     (["wakeng", "--hours", "nan"], "--hours must be a number > 0"),

@@ -31,7 +31,10 @@ JSON), ``curve.png`` and ``report.md``.
 :class:`GameConfig` per game: teachers, deals, DAgger rounds, network, the stages' shares of
 the budget); ``--set KEY=VALUE`` changes one for this run (e.g. ``--set dagger_rounds=2``).
 ``--option KEY=VALUE`` sets a rules option of the game (``--option preset=rlcard``); it goes
-to every stage (collections, fits, fine-tuning, arena) and into ``config.json``.
+to every stage (collections, fits, fine-tuning, arena) and into ``config.json``.  The
+environments' ``actions`` mode is no rules option and is refused: the network scores whole
+plays, and the run's file plays a compact env through
+:class:`cardenvs.compact_seat.CompactAdapter`.
 
 **Budget.**  ``--hours`` bounds the whole run: stage ``i`` ends at the sum of the shares of
 stages ``1..i`` of the budget (a stage that ends early leaves its time to the next), through
@@ -311,6 +314,12 @@ def prepare(game: str, options: dict, hours: Optional[float], out: str, resume: 
         raise ValueError(f"--hours must be a number > 0, got {hours!r}")
     if isinstance(jobs, bool) or not isinstance(jobs, int) or jobs < 1:
         raise ValueError(f"--jobs must be an int >= 1, got {jobs!r}")
+    if "actions" in options:
+        raise ValueError(f"--option actions={options['actions']!r}: the action mode is the "
+                         f"environment's, not a rules option, and training does not depend on "
+                         f"it: the network scores whole plays, and the file of a run without "
+                         f"it plays a compact env through cardenvs.compact_seat.CompactAdapter "
+                         f"(docs/compact.md)")
     g = make_game(game, **options)  # an unknown option or value is a ValueError naming it
     agents = import_agents()
     for role, spec in (("teacher", cfg.teacher), ("search teacher", cfg.search),
