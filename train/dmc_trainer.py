@@ -98,15 +98,11 @@ class DMC(SelfPlayer, Learner):
     def _load_init(self, path: str) -> float:
         """Warm start (``--init``): the network's weights from an :mod:`agents.trained` file of
         the same shape; returns the reward scale to train with (the file's, unless
-        ``--reward-scale`` is a number).  A file with a ``prior`` (a rules override network)
-        is refused: its scores are advantages over the prior, not Q values."""
+        ``--reward-scale`` is a number)."""
         net = _trained.QNetwork(path)
         reason = _trained._mismatch(net, self.game)
         if reason is not None:
             raise ValueError(f"--init {path!r}: {reason}")
-        if net.meta.get("prior"):
-            raise ValueError(f"--init {path!r}: the file overrides the {net.meta['prior']!r} agent "
-                             f"(its scores are advantages over it, not Q values)")
         if net.ctx_dim:
             raise ValueError(f"--init {path!r}: the network takes the context {net.context!r} "
                              f"(agents/context.py), which train.dmc's self-play does not compute")
