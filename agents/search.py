@@ -2,8 +2,12 @@
 
 Both agents decide from the **game state** of the position, not from the observation
 vector alone: ``act(observation, legal, info)`` reads ``info["state"]`` (the int64 state
-vector, ``env.unwrapped.state_vec``), as OpenSpiel's bots receive the ``State``.  They use
-only what the seat to move may know:
+vector, ``env.unwrapped.state_vec``), as OpenSpiel's bots receive the ``State``.  In a compact
+environment (``actions="compact"``) they decide each compact decision themselves when
+``info["compact"]`` holds the partial play (``None`` at a play's first decision;
+:func:`cardenvs.core.partial.decision_info` builds such an ``info``): they choose among the
+whole plays that extend the partial play and return its next part, a compact id
+(:meth:`_StatefulAgent.act_compact`).  They use only what the seat to move may know:
 
 * ``rollout`` (:class:`RolloutAgent`) applies :mod:`cardenvs.core.policy` to the state: its
   own hand, every seat's hand size, the play to beat and its owner, the solo seat;
@@ -49,7 +53,9 @@ from typing import Optional
 
 import numpy as np
 
+from cardenvs.core.compact import codec_of
 from cardenvs.core.infostate import determinize_batch
+from cardenvs.core.partial import restore as restore_partial
 from cardenvs.core.rollout import apply_candidates
 from cardenvs.core.specialize import run as run_specialized
 from cardenvs.core.policy import (K_BID, PP_KINDS, PP_SOLO, POLICIES, policy_code,
@@ -152,6 +158,9 @@ class _StatefulAgent(Agent):
         self._kind = policy_code(policy)
         self.policy = policy
         self._seed = seed
+        #: the whole play chosen at the last compact decision, keyed by its state's bytes: the
+        #: later decisions of that play return its parts (:meth:`act_compact`)
+        self._plan: Optional[tuple[bytes, int]] = None
         self._setup()
 
     def _setup(self) -> None:
@@ -205,8 +214,54 @@ class _StatefulAgent(Agent):
         return own
 
     def act(self, observation, legal=None, info=None) -> int:
+        """The action at the position of ``info["state"]``: a flat id among ``legal``; with
+        ``info["compact"]`` (a compact environment's partial play, ``None`` at a play's first
+        decision) a compact id among ``legal``, by :meth:`act_compact`."""
         state = _state_from(self.game, info, observation)
+        if isinstance(info, dict) and "compact" in info:
+            return self.act_compact(state, info["compact"], legal)
         return self.act_state(state, self._check_legal(state, legal))
+
+    def act_compact(self, state: np.ndarray, pending=None,
+                    legal: Optional[np.ndarray] = None) -> int:
+        """A compact decision (:mod:`cardenvs.core.compact`): the compact id to step at
+        ``state`` with the partial play ``pending`` (``(body, [kicker ids])`` as
+        ``env.unwrapped.get_state()["compact"]`` writes it; ``None`` at a play's first
+        decision).
+
+        The agent chooses a whole play among those that extend the partial play (all the
+        legal actions at a first decision) as :meth:`act_state` chooses among flat ids, and
+        returns its next part: the body at a first decision, then each kicker.  The play
+        chosen is remembered with its state, so the later decisions of the same play return
+        its parts without searching again (a compact deal then plays the whole plays the
+        flat deal plays); a partial play the agent did not choose (a restored position) is
+        completed by a search over its completions.  One compact id offered is returned
+        without searching.  ``legal`` (the env's compact legal ids) must be those of the
+        position; a partial play that is not legal there is a ``ValueError``."""
+        g = self.game
+        state = g.check_state(state)
+        p = restore_partial(g, state, pending)
+        own = p.legal[:p.n_legal].copy()
+        if len(own) == 0:
+            self.legal_of(state)  # names the state's fault
+        if legal is not None:
+            given = np.asarray(legal, np.int64)
+            if given.shape != own.shape or not np.array_equal(np.sort(given), np.sort(own)):
+                raise ValueError(f"the legal actions given ({given[:8].tolist()}...) are not the "
+                                 f"compact ids of info['state'] with partial play {pending!r} "
+                                 f"({own[:8].tolist()}...): the state is not this decision's")
+        plays = p.cand[:p.nc].copy() if p.body >= 0 else self.legal_of(state)
+        key = state.tobytes()
+        plan = getattr(self, "_plan", None)
+        if plan is not None and plan[0] == key and bool((plays == plan[1]).any()):
+            flat = plan[1]
+        elif len(own) == 1:
+            return int(own[0])
+        else:
+            flat = self.act_state(state, plays)
+            self._plan = (key, int(flat))
+        parts = codec_of(g).parts(flat)
+        return int(parts[1 + p.j] if p.body >= 0 else parts[0])
 
     def act_state(self, state: np.ndarray, legal: Optional[np.ndarray] = None) -> int:
         raise NotImplementedError

@@ -18,6 +18,7 @@ from .hidden import (
     ConstraintLike, FirstMarker, GameLike, NotOnly, Pile, SuitFirst, _as_constraint, _check,
     _game_of, mask_of,
 )
+from .partial import PartialPlay, PendingLike, mover_partial, pending_of
 from .sampler import MAX_TRIES, _sample, compile_hidden
 from .state import CUR, hand_off, played_off
 
@@ -158,18 +159,26 @@ class Determinizer:
 
     Build it once per decision and call :meth:`sample` / :meth:`batch` as often as needed (the
     declaration is read and compiled once).  See :func:`determinize` for the measure;
-    ``check_passes=False``: as :func:`determinize_batch` says.
+    ``check_passes=False``: as :func:`determinize_batch` says; ``pending``: as
+    :func:`determinize` says (:attr:`pending` holds the mover's partial play).
     """
 
     def __init__(self, game_or_env: GameLike, state: np.ndarray, seat: int,
-                 constraint: ConstraintLike = None, check_passes: bool = True) -> None:
+                 constraint: ConstraintLike = None, check_passes: bool = True,
+                 pending: PendingLike = "env") -> None:
         if not isinstance(check_passes, (bool, np.bool_)):
             raise TypeError(f"check_passes must be a bool, got {type(check_passes).__name__}")
         game = _game_of(game_or_env)
+        snap = pending_of(game_or_env, state, pending)
         state, seat = _check(game, state, seat)
         self.game = game
         self.seat = seat
         self.state = state.copy()
+        #: the seat's own partial play when it is the mover of a compact position between the
+        #: decisions of one play (:class:`cardenvs.core.partial.PartialPlay`), else ``None``:
+        #: every sample keeps the mover's hand and the public record, so it completes there
+        #: to the same whole plays (``pending.plays``)
+        self.pending: Optional[PartialPlay] = mover_partial(game, self.state, seat, snap)
         self.constraint = _as_constraint(constraint)
         self.decl = game.hidden(self.state, seat)
         self.program = compile_hidden(game, self.state, self.decl, self.constraint.exclude)
@@ -306,7 +315,7 @@ class Determinizer:
 
 
 def determinize(game_or_env: GameLike, state: np.ndarray, seat: int, rng: np.random.Generator,
-                constraint: ConstraintLike = None) -> np.ndarray:
+                constraint: ConstraintLike = None, pending: PendingLike = "env") -> np.ndarray:
     """A full state consistent with everything ``seat`` has observed in ``state``.
 
     Uniform over the consistent deals as defined in :mod:`cardenvs.core.infostate`: every
@@ -322,23 +331,31 @@ def determinize(game_or_env: GameLike, state: np.ndarray, seat: int, rng: np.ran
         rng: a ``numpy.random.Generator`` (the only source of randomness).
         constraint: ``None``; a mapping ``{seat: "cards"}`` of ranks a hidden hand may not
             hold; a callable ``state -> bool`` (rejection); or a :class:`Constraint`.
+        pending: the partial play of a compact position between the decisions of one play
+            (``"env"``: a compact environment's own when ``state`` is its current state; a
+            ``(body, [kicker ids])`` snapshot; ``None``), checked legal in ``state``.  Its
+            cards are still in the mover's hand in the state, so the samples keep them there:
+            in every sample the partial play is legal and completes to the same whole plays.
+            The other seats sample as from the position before the play (what they see).
 
     Raises:
-        TypeError / ValueError for a bad game, state, seat or constraint, or a finished state;
-        RuntimeError when no sample passes the constraints.
+        TypeError / ValueError for a bad game, state, seat, constraint or partial play, or a
+        finished state; RuntimeError when no sample passes the constraints.
     """
-    return Determinizer(game_or_env, state, seat, constraint).sample(rng)
+    return Determinizer(game_or_env, state, seat, constraint, pending=pending).sample(rng)
 
 
 def determinize_batch(game_or_env: GameLike, state: np.ndarray, seat: int,
                       rng: np.random.Generator, n: int, constraint: ConstraintLike = None,
-                      check_passes: bool = True) -> np.ndarray:
+                      check_passes: bool = True, pending: PendingLike = "env") -> np.ndarray:
     """``n`` independent :func:`determinize` samples as an ``(n, S)`` int64 array.
 
     ``check_passes=False`` leaves out what a must-beat game's logged passes tell (that the
     seat held no beating play): the samples then follow the other observations only, a wider
-    belief for the rare position where the passes leave too few deals to find by rejection."""
-    return Determinizer(game_or_env, state, seat, constraint, check_passes).batch(rng, n)
+    belief for the rare position where the passes leave too few deals to find by rejection.
+    ``pending``: as :func:`determinize` says."""
+    return Determinizer(game_or_env, state, seat, constraint, check_passes,
+                        pending).batch(rng, n)
 
 
 def determinizations_per_second(game_or_env: GameLike, state: np.ndarray, seat: int,

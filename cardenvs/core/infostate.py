@@ -53,7 +53,9 @@ Modules, by responsibility (every name stays importable from this one):
 :mod:`cardenvs.core.hidden` (the declaration records, user constraints, the entry checks),
 :mod:`cardenvs.core.sampler` (the integer program and its numba kernels),
 :mod:`cardenvs.core.determinizer` (:class:`Determinizer`, :func:`determinize` and the
-checks that need Python); this one holds :class:`InfoState` and :func:`infostate`.
+checks that need Python), :mod:`cardenvs.core.partial` (a compact position's pending partial
+play: what the mover knows of it, read from a compact environment); this one holds
+:class:`InfoState` and :func:`infostate`.
 """
 
 from __future__ import annotations
@@ -75,6 +77,7 @@ from .sampler import (
     MAX_TRIES, OP_DRAWORDER, OP_END, OP_FILL, OP_FIRST, OP_LINEAR, OP_MARKER, OP_MASKCHECK,
     OP_NOTONLY, OP_RNG, OP_SUBSET, OP_SUITFIRST, compile_hidden,
 )
+from .partial import PartialPlay, PendingLike, mover_partial, pending_of
 from .state import CUR, hand_off, played_off
 
 
@@ -86,14 +89,25 @@ class InfoState:
 
     Card sets are card strings in the game's notation (``"3345BR"``); ``*_counts`` accessors
     give ``int64[16]`` count vectors (rank index order of the game's deck).
+
+    ``pending``: the partial play of a compact position (``(body, [kicker ids])`` as
+    ``env.unwrapped.get_state()["compact"]`` writes it; ``None``: none), checked legal in
+    ``state``.  The mover's information state holds it (:attr:`pending`); every other seat's
+    is the position before the play, as their observations are.
     """
 
-    def __init__(self, game: GameLike, state: np.ndarray, seat: int) -> None:
+    def __init__(self, game: GameLike, state: np.ndarray, seat: int,
+                 pending: PendingLike = None) -> None:
         game = _game_of(game)
         state, seat = _check(game, state, seat)
         self.game = game
         self.seat = seat
         self._state = state.copy()
+        #: the seat's own pending partial play (:class:`cardenvs.core.partial.PartialPlay`):
+        #: set for the mover of a compact position between the decisions of one play (its
+        #: cards are still in :attr:`hand`), ``None`` otherwise
+        self.pending: Optional[PartialPlay] = mover_partial(
+            game, self._state, seat, pending_of(game, None, pending))
         self.n_players = game.n_players
         self.decl: Hidden = game.hidden(self._state, seat)
         self._hidden_hands = {p.seat: p for p in self.decl.piles if p.seat >= 0}
@@ -251,22 +265,27 @@ class InfoState:
         return self.fact("jokers_for")
 
     def __repr__(self) -> str:
+        pending = "" if self.pending is None else f", pending={self.pending.text!r}"
         return (f"InfoState({self.game.info.name}, seat={self.seat}, hand={self.hand!r}, "
-                f"hidden={self.hidden}, known_in={self.known_in})")
+                f"hidden={self.hidden}, known_in={self.known_in}{pending})")
 
 
-def infostate(game_or_env: GameLike, state: Optional[np.ndarray] = None, seat: Optional[int] = None
-              ) -> InfoState:
+def infostate(game_or_env: GameLike, state: Optional[np.ndarray] = None, seat: Optional[int] = None,
+              pending: PendingLike = "env") -> InfoState:
     """The information state of ``seat`` in ``state`` (:class:`InfoState`).
 
     ``game_or_env``: a :class:`cardenvs.core.game.Game`, a game name or an environment; with an
     environment, ``state`` defaults to its current state and ``seat`` to the seat to move.
+    ``pending``: the partial play of a compact position (``"env"``: a compact environment's
+    own when ``state`` is its current state, :func:`cardenvs.core.partial.pending_of`; a
+    ``(body, [kicker ids])`` snapshot; ``None``): the mover's information state holds it.
     """
     game = _game_of(game_or_env)
+    snap = pending_of(game_or_env, state, pending)
     if state is None:
         state = getattr(getattr(game_or_env, "unwrapped", game_or_env), "state_vec", None)
         if state is None:
             raise TypeError("state is required with a Game")
     if seat is None:
         seat = int(state[CUR])
-    return InfoState(game, state, seat)
+    return InfoState(game, state, seat, snap)
