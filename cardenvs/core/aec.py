@@ -258,16 +258,19 @@ class CardEnv(AECEnv, EzPickle):
     def observe(self, agent: str) -> dict:
         """``{"observation": float32[D], "action_mask": int8[N]}`` of ``agent`` (fresh
         arrays; the mask is all zeros unless ``agent`` is to move)."""
-        self._check_agent(agent)
+        if agent not in self._index:
+            self._check_agent(agent)  # raises
+        seat = self._index[agent]
         if not self._started:
             raise ValueError("call reset() before observe()")
         if self._compact is not None:
-            return _compact.observe(self, agent)
+            return _compact.observe(self, agent, seat)
         g = self.game
         obs = np.empty(g.layout.size, np.float32)
-        g.encode(self.state_vec, self._index[agent], obs)
+        g.encode(self.state_vec, seat, obs)
         mask = new_mask(g.n_actions)  # int8; np.flatnonzero of it takes the bool fast path
-        if self.agents and agent == self.agent_selection and not g.done(self.state_vec):
+        # legal ids exist only while the game is on (_after_move, _clear_legal, set_state)
+        if self._n_legal and agent == self.agent_selection:
             mask[self._legal_buf[: self._n_legal]] = 1
         return {"observation": obs, "action_mask": mask}
 
@@ -308,23 +311,18 @@ class CardEnv(AECEnv, EzPickle):
                 raise ValueError(f"{agent} is done; step(None) for it (PettingZoo dead step)")
             self._was_dead_step(action)
             return
-        if action is None:
-            raise TypeError(f"{agent} must act: action is None but the game is not over")
-        if isinstance(action, (bool, np.bool_)) or not isinstance(action, (int, np.integer)):
-            if isinstance(action, np.ndarray) and action.shape == () and np.issubdtype(action.dtype, np.integer):
-                action = int(action)
-            else:
-                raise TypeError(f"action must be an int action id, got {type(action).__name__}")
-        action = int(action)
+        if type(action) is not int:  # the usual case, a plain int, needs no conversion
+            action = _action_int(agent, action)
+        g = self.game
+        s = self.state_vec
         if self._compact is not None:  # a body or a kicker: the whole play's flat id, or -1
             action = _compact.step(self, agent, action)
             if action < 0:
                 return
-        g = self.game
-        if not 0 <= action < g.n_actions:
+            # a completed play is one of the flat legal ids the offered decisions came from
+        elif not 0 <= action < g.n_actions:
             raise ValueError(f"action {action} is outside the action space [0, {g.n_actions})")
-        s = self.state_vec
-        if not g.is_legal(s, action):
+        elif not g.is_legal(s, action):
             if self.illegal == "raise":  # nothing changes, the pending reward included
                 shown = ", ".join(g.action_to_string(a) for a in self._legal_buf[: min(self._n_legal, 8)])
                 more = "" if self._n_legal <= 8 else f", ... ({self._n_legal} in all)"
@@ -476,6 +474,18 @@ class CardEnv(AECEnv, EzPickle):
             self.set_state(snap)
         if rng is not None:
             self.np_random.bit_generator.state = rng
+
+
+def _action_int(agent: str, action: Any) -> int:
+    """``action`` (anything but a plain ``int``) as an action id: a numpy integer or a 0-d
+    integer array; ``None``, a bool or anything else is a ``TypeError``."""
+    if action is None:
+        raise TypeError(f"{agent} must act: action is None but the game is not over")
+    if isinstance(action, (bool, np.bool_)) or not isinstance(action, (int, np.integer)):
+        if isinstance(action, np.ndarray) and action.shape == () and np.issubdtype(action.dtype, np.integer):
+            return int(action)
+        raise TypeError(f"action must be an int action id, got {type(action).__name__}")
+    return int(action)
 
 
 def env_function(raw_env: type) -> Callable[..., CardEnv]:

@@ -28,7 +28,7 @@ history, replays and the arena record the composed play as its flat id.
 
 from __future__ import annotations
 
-from typing import Optional, Sequence
+from typing import TYPE_CHECKING, Any, Optional, Sequence
 
 import numpy as np
 from numba import njit
@@ -37,11 +37,14 @@ from .cards import NSLOT
 from .combos import FAMILY_NAMES, N_FAMILIES
 from .mask import new_mask
 
+if TYPE_CHECKING:
+    from .game import Game
+
 #: the values of the ``actions`` option of the environments and views
 ACTION_MODES = ("flat", "compact")
 
 
-def check_actions(actions) -> str:
+def check_actions(actions: Any) -> str:
     """``actions`` checked as an action-space mode (``"flat"`` or ``"compact"``)."""
     if not isinstance(actions, str):
         raise TypeError(f"actions must be a str ('flat' or 'compact'), got {type(actions).__name__}")
@@ -68,7 +71,7 @@ class Codec:
         kick_rank, kick_unit: ``(n_kickers,)`` rank and unit of each kicker id.
     """
 
-    def __init__(self, game) -> None:
+    def __init__(self, game: "Game") -> None:
         tab = game.tab
         table = game.table
         T = len(table)
@@ -238,12 +241,12 @@ class Codec:
         out[o + 2] = 1.0
 
 
-def codec_of(game) -> Codec:
+def codec_of(game: "Game") -> Codec:
     """The compact codec of ``game`` (built on first use and kept on the game object)."""
     c = getattr(game, "_compact_codec", None)
     if c is None:
         c = Codec(game)
-        game._compact_codec = c
+        setattr(game, "_compact_codec", c)  # kept with the game (not a declared attribute)
     return c
 
 
@@ -379,7 +382,7 @@ class Pending:
             return None
         return (int(self.body), [int(x) for x in self.prefix[: self.j]])
 
-    def restore(self, snap, flat_legal: np.ndarray, n: int) -> None:
+    def restore(self, snap: Any, flat_legal: np.ndarray, n: int) -> None:
         """Replay a :meth:`snapshot` over the flat legal ids ``flat_legal[:n]`` (each of its
         decisions checked as offered; ``ValueError`` otherwise)."""
         self.start(flat_legal, n)
@@ -433,22 +436,24 @@ def _info_legal(env) -> None:
             : env._compact.n_legal].copy()
 
 
-def observe(env, agent: str) -> dict:
-    """``env.observe(agent)`` in compact mode: the flat observation, then the partial-play
-    fields (the mover's own only; zeros for every other seat), and the compact mask."""
+def observe(env, agent: str, seat: int) -> dict:
+    """``env.observe(agent)`` (of seat ``seat``) in compact mode: the flat observation, then
+    the partial-play fields (the mover's own only; zeros for every other seat), and the
+    compact mask."""
     g = env.game
     c = env.codec
     p = env._compact
     L = g.layout.size
     obs = np.empty(L + c.obs_extra, np.float32)
-    g.encode(env.state_vec, env._index[agent], obs)
+    g.encode(env.state_vec, seat, obs)
     mask = new_mask(c.n)
-    mover = bool(env.agents) and agent == env.agent_selection and not g.done(env.state_vec)
-    if mover:
+    # legal ids exist only while the game is on (refresh, clear, restore)
+    if p.n_legal and agent == env.agent_selection:
         mask[p.legal[: p.n_legal]] = 1
-        c.encode(p, obs[L:])
-    else:
-        obs[L:] = 0.0
+        if p.body >= 0:
+            c.encode(p, obs[L:])
+            return {"observation": obs, "action_mask": mask}
+    obs[L:] = 0.0
     return {"observation": obs, "action_mask": mask}
 
 
