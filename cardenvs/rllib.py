@@ -20,8 +20,15 @@ Pieces (each usable alone):
   legal actions is a ``RuntimeError`` (never truncated).  Rewards are paid to the seat's
   agents when the step pays them (the end of the game); at the end every agent that moved
   gets its final observation and ``terminateds["__all__"]`` is True.
+* ``CardGameEnv({"game": ..., "actions": "compact"})``: the compact action space
+  (:mod:`cardenvs.core.compact`: a play with kickers is its body, then each kicker, decisions
+  of the same agent): the observation is ``{"observations": (D + codec.obs_extra,) float32,
+  "action_mask": (n,) int8}`` and the action a compact id (``Discrete(n)``, a few hundred
+  ids), for generic learners that score one logit per id: :class:`MaskedMLPRLModule`.
 * :func:`register_envs`: ``ray.tune.register_env`` for every game, as ``cardenvs_<game>``
   (env config: ``options`` (the game's options), ``agent_ids``, ``max_legal``, ``seed``).
+* :class:`MaskedMLPRLModule`: a PPO RLModule for the compact mode, an MLP with one logit per
+  compact id, the ids outside ``action_mask`` at ``FLOAT_MIN``.
 * :class:`LegalActionRLModule`: a PPO RLModule (``TorchRLModule`` + ``ValueFunctionAPI``)
   over :class:`cardenvs.torch_policy.LegalActionNet`: it scores only the legal ids from their
   action features, so a 28,241-id action space costs what its legal actions cost; logits of
@@ -54,6 +61,7 @@ except ImportError as e:  # pragma: no cover - depends on the installed extras
     raise ImportError("cardenvs.rllib needs ray[rllib]: pip install 'cardenvs[rllib]'") from e
 
 from .api import GAMES, make_game
+from .core.compact import Codec, Pending, check_actions, codec_of
 from .multiagent import agent_name, agent_names, default_slots, role_of
 
 if TYPE_CHECKING:
@@ -73,13 +81,16 @@ class CardGameEnv(MultiAgentEnv):
         max_legal: padded width ``K`` of the legal ids (default per game).
         seed: seed of the first :meth:`reset` without one (default: fresh entropy; RLlib's
             env runners pass their own seeds to ``reset``).
-        illegal: a slot that holds no legal id: ``"lose"`` (default, as the AEC env: the game
+        actions: ``"flat"`` (default: the action is a slot among the legal ids) or
+            ``"compact"`` (a compact id under ``action_mask``; ``max_legal`` is unused).
+        illegal: a slot that holds no legal id (compact: an id the mask does not offer): ``"lose"`` (default, as the AEC env: the game
             ends, the mover's agent is paid ``illegal_reward``, the others 0; RLlib's env
             check plays random slots) or ``"raise"`` (a ``ValueError``).
         illegal_reward: default -1.
     """
 
-    _KEYS = {"game", "options", "agent_ids", "max_legal", "seed", "illegal", "illegal_reward"}
+    _KEYS = {"game", "options", "agent_ids", "max_legal", "seed", "illegal", "illegal_reward",
+             "actions"}
 
     def __init__(self, config: Optional[dict] = None):
         super().__init__()
@@ -104,11 +115,25 @@ class CardGameEnv(MultiAgentEnv):
         self.K = int(K)
         self.possible_agents = list(agent_names(g, self.agent_ids))
         self.agents = []
-        obs_space = gym.spaces.Dict({
-            "observations": gym.spaces.Box(0.0, 1.0, (g.layout.size,), np.float32),
-            "legal": gym.spaces.Box(-1, g.n_actions - 1, (self.K,), np.int64),
-        })
-        act_space: gym.spaces.Discrete = gym.spaces.Discrete(self.K)
+        self.actions = check_actions(cfg.get("actions", "flat"))
+        self.codec: Optional[Codec] = None
+        self._pending: Optional[Pending] = None
+        act_space: gym.spaces.Discrete
+        if self.actions == "compact":
+            self.codec = codec_of(g)
+            self._pending = Pending(self.codec)
+            obs_space = gym.spaces.Dict({
+                "observations": gym.spaces.Box(0.0, 1.0, (g.layout.size + self.codec.obs_extra,),
+                                               np.float32),
+                "action_mask": gym.spaces.Box(0, 1, (self.codec.n,), np.int8),
+            })
+            act_space = gym.spaces.Discrete(self.codec.n)
+        else:
+            obs_space = gym.spaces.Dict({
+                "observations": gym.spaces.Box(0.0, 1.0, (g.layout.size,), np.float32),
+                "legal": gym.spaces.Box(-1, g.n_actions - 1, (self.K,), np.int64),
+            })
+            act_space = gym.spaces.Discrete(self.K)
         self.observation_spaces = {a: obs_space for a in self.possible_agents}
         self.action_spaces = {a: act_space for a in self.possible_agents}
         self.state = g.new_state()
@@ -127,6 +152,8 @@ class CardGameEnv(MultiAgentEnv):
     # -- helpers -----------------------------------------------------------------------------
     def _observe(self, seat: int, final: bool = False) -> dict:
         g = self.game
+        if self.codec is not None:
+            return self._observe_compact(seat, final)
         obs = np.zeros(g.layout.size, np.float32)
         g.encode(self.state, seat, obs)
         legal = np.full(self.K, -1, np.int64)
@@ -134,10 +161,24 @@ class CardGameEnv(MultiAgentEnv):
             legal[:self._n] = self._buf[:self._n]
         return {"observations": obs, "legal": legal}
 
+    def _observe_compact(self, seat: int, final: bool) -> dict:
+        g, c, p = self.game, self.codec, self._pending
+        assert c is not None and p is not None
+        L = g.layout.size
+        obs = np.zeros(L + c.obs_extra, np.float32)
+        g.encode(self.state, seat, obs)
+        mask = np.zeros(c.n, np.int8)
+        if not final:  # the mover's partial play and its offered ids
+            c.encode(p, obs[L:])
+            mask[p.legal[:p.n_legal]] = 1
+        return {"observations": obs, "action_mask": mask}
+
     def _next_decision(self) -> dict:
         g = self.game
         n = g.legal(self.state, self._buf)
-        if n > self.K:
+        if self._pending is not None:
+            self._pending.start(self._buf, n)
+        elif n > self.K:
             raise RuntimeError(f"{g.info.name}: {n} legal actions, more than max_legal="
                                f"{self.K}; nothing was truncated: create the env with "
                                f"config['max_legal'] >= {n}")
@@ -179,19 +220,30 @@ class CardGameEnv(MultiAgentEnv):
         slot = action_dict[agent]
         if isinstance(slot, np.ndarray):
             slot = slot.item()
+        what = "a compact action id" if self._pending is not None else "a slot index"
         if isinstance(slot, bool) or not isinstance(slot, (int, np.integer)):
-            raise TypeError(f"the action of {agent!r} must be a slot index (int), got {slot!r}")
+            raise TypeError(f"the action of {agent!r} must be {what} (int), got {slot!r}")
         g = self.game
         rewards: dict = {}
-        if not 0 <= slot < self._n:
-            if self.illegal == "raise":
-                raise ValueError(f"{g.info.name}: slot {slot} of {agent!r} holds no legal "
-                                 f"action ({self._n} legal actions: slots 0..{self._n - 1})")
+        flat = -1
+        if self._pending is not None:
+            flat = self._compact_step(agent, int(slot))
+            if flat == _MORE:  # a body or kicker with kickers to come: the same agent again,
+                # paid 0 as every agent that has acted (RLlib wants a reward for each step)
+                zero = {a: 0.0 for seat in range(g.n_players) for a in self._acted[seat]}
+                return ({agent: self._observe(self._seat)}, zero, {"__all__": False},
+                        {"__all__": False}, {})
+        elif 0 <= slot < self._n:
+            flat = int(self._buf[slot])
+        elif self.illegal == "raise":
+            raise ValueError(f"{g.info.name}: slot {slot} of {agent!r} holds no legal "
+                             f"action ({self._n} legal actions: slots 0..{self._n - 1})")
+        if flat < 0:
             rewards = {a: 0.0 for seat in range(g.n_players) for a in self._acted[seat]}
             rewards[agent] = self.illegal_reward
             ended = True
         else:
-            g.step(self.state, int(self._buf[slot]))
+            g.step(self.state, flat)
             paid = g.rewards(self.state)
             for seat in range(g.n_players):
                 for a in self._acted[seat]:
@@ -207,6 +259,29 @@ class CardGameEnv(MultiAgentEnv):
             return obs, rewards, done, trunc, {}
         obs = self._next_decision()
         return obs, rewards, {"__all__": False}, {"__all__": False}, {}
+
+
+    def _compact_step(self, agent: str, cid: int) -> int:
+        """Apply compact id ``cid`` of the mover: the flat action it completes, ``_MORE``
+        while kickers remain, ``-1`` for an id the mask does not offer (``illegal="lose"``;
+        ``"raise"``: a ``ValueError``, nothing changed)."""
+        c, p = self.codec, self._pending
+        assert c is not None and p is not None
+        if not p.is_offered(cid):
+            if self.illegal == "raise":
+                shown = ", ".join(c.to_string(a) for a in p.legal[:min(p.n_legal, 8)])
+                more = "" if p.n_legal <= 8 else f", ... ({p.n_legal} in all)"
+                name = c.to_string(cid) if 0 <= cid < c.n else f"outside [0, {c.n})"
+                raise ValueError(f"{self.game.info.name}: compact id {cid} ({name}) of "
+                                 f"{agent!r} is not offered; offered: {shown}{more}")
+            p.clear()
+            return -1
+        flat = p.choose(cid, self._buf, self._n)
+        return _MORE if flat < 0 else flat
+
+
+#: :meth:`CardGameEnv._compact_step`: the play goes on (kickers to choose)
+_MORE = -2
 
 
 def env_name(game: str) -> str:
@@ -298,19 +373,59 @@ if _HAVE_TORCH:
             """The value estimate of each observation of ``batch``."""
             return self.net.value(batch[Columns.OBS]["observations"])
 
-    def module_spec(game: str, hidden: int = 256, **options: Any) -> RLModuleSpec:
-        """An ``RLModuleSpec`` of :class:`LegalActionRLModule` for ``game``."""
+    class MaskedMLPRLModule(TorchRLModule, ValueFunctionAPI):
+        """PPO RLModule for :class:`CardGameEnv`'s compact mode: an MLP over
+        ``observations`` (two hidden layers of ``model_config["hidden"]``, default 256) with one
+        logit per compact id, the ids outside ``action_mask`` at ``FLOAT_MIN``, and a value
+        head on the same trunk."""
+
+        def setup(self) -> None:
+            """Build the trunk and the two heads from the spaces."""
+            cfg = dict(cast(Optional[dict], self.model_config) or {})
+            space = cast(gym.spaces.Dict, self.observation_space)
+            if not isinstance(space, gym.spaces.Dict) or "action_mask" not in space.spaces:
+                raise ValueError("MaskedMLPRLModule needs CardGameEnv's compact observations "
+                                 "({'observations', 'action_mask'}): actions='compact'")
+            shape = space["observations"].shape
+            assert shape is not None  # a Box
+            d = int(shape[0])
+            n = int(cast(gym.spaces.Discrete, self.action_space).n)
+            h = int(cfg.get("hidden", 256))
+            self.trunk = torch.nn.Sequential(torch.nn.Linear(d, h), torch.nn.ReLU(),
+                                             torch.nn.Linear(h, h), torch.nn.ReLU())
+            self.pi = torch.nn.Linear(h, n)
+            self.vf = torch.nn.Linear(h, 1)
+
+        def _forward(self, batch, **kwargs):
+            obs = batch[Columns.OBS]
+            logits = self.pi(self.trunk(obs["observations"]))
+            logits = logits.masked_fill(obs["action_mask"] == 0, FLOAT_MIN)
+            return {Columns.ACTION_DIST_INPUTS: logits}
+
+        def compute_values(self, batch: dict[str, Any], embeddings: Optional[Any] = None
+                           ) -> torch.Tensor:
+            """The value estimate of each observation of ``batch``."""
+            return self.vf(self.trunk(batch[Columns.OBS]["observations"])).squeeze(-1)
+
+    def module_spec(game: str, hidden: int = 256, actions: str = "flat", **options: Any
+                    ) -> RLModuleSpec:
+        """An ``RLModuleSpec`` for ``game``: :class:`LegalActionRLModule` (``actions=
+        "flat"``) or :class:`MaskedMLPRLModule` (``"compact"``)."""
         from ray.rllib.core.rl_module.rl_module import RLModuleSpec
 
+        if check_actions(actions) == "compact":
+            return RLModuleSpec(module_class=MaskedMLPRLModule, model_config={"hidden": hidden})
         return RLModuleSpec(module_class=LegalActionRLModule,
                             model_config={"game": game, "game_options": options,
                                           "hidden": hidden})
 
     def ppo_config(game: str, *, agent_ids: str = "role", num_env_runners: int = 2,
-                   hidden: int = 256, options: Optional[dict] = None, **training: Any
-                   ) -> PPOConfig:
-        """A ``PPOConfig`` (new API stack) for ``game``: the env registered, one
-        :class:`LegalActionRLModule` per module id (:func:`module_ids`), mapping by role.
+                   hidden: int = 256, options: Optional[dict] = None, actions: str = "flat",
+                   **training: Any) -> PPOConfig:
+        """A ``PPOConfig`` (new API stack) for ``game``: the env registered, one module per
+        module id (:func:`module_ids`), mapping by role.  ``actions="flat"``: a
+        :class:`LegalActionRLModule` over the legal-id slots; ``"compact"``: the compact
+        action space and a :class:`MaskedMLPRLModule`.
 
         ``training``: passed to ``config.training`` (defaults: ``train_batch_size_per_learner
         =2000``, ``minibatch_size=250``, ``num_epochs=4``, ``lr=3e-4``, ``gamma=1.0``).
@@ -326,11 +441,12 @@ if _HAVE_TORCH:
         train.update(training)
         return (
             PPOConfig()
-            .environment(env_name(game), env_config={"options": options, "agent_ids": agent_ids})
+            .environment(env_name(game), env_config={"options": options, "agent_ids": agent_ids,
+                                                     "actions": check_actions(actions)})
             .env_runners(num_env_runners=num_env_runners, num_cpus_per_env_runner=1)
             .multi_agent(policies=set(mods), policy_mapping_fn=policy_mapping_fn,
                          policies_to_train=list(mods))
             .rl_module(rl_module_spec=MultiRLModuleSpec(rl_module_specs={
-                m: module_spec(game, hidden, **options) for m in mods}))
+                m: module_spec(game, hidden, actions, **options) for m in mods}))
             .training(**train)
         )
