@@ -1,6 +1,9 @@
 """Compact vs flat action spaces, measured side by side in one run.
 
-``.venv/bin/python -m benchmarks.compact [--seconds 3] [--sb3-steps 512] [--out benchmarks/compact.md]``
+``.venv/bin/python -m benchmarks.compact [--seconds 3] [--sb3-steps 512] [--quick] [--out benchmarks/compact.md]``
+
+Times are this process's CPU seconds (``time.process_time``; torch on one thread), so that
+other work on a shared machine slows the measurements less than it would wall-clock ones.
 
 * the action-space sizes of every game, flat and compact (:mod:`cardenvs.core.compact`);
 * SB3 ``sb3_contrib.MaskablePPO("MlpPolicy")`` learning steps/s on Dou Dizhu, one
@@ -10,7 +13,14 @@
   ones) on every game, flat vs compact: decisions/s and whole plays/s (a compact play with
   kickers is several decisions), with RLCard's ``doudizhu`` env beside it when ``rlcard`` is
   installed (its steps are whole plays);
-* ``--profile``: where the flat Dou Dizhu loop's time goes (cProfile, top functions).
+* Tianshou's ``Collector`` (``PettingZooEnv`` over the AEC env, a ``DummyVectorEnv`` of 4)
+  with the DQN of ``docs/tutorials/tianshou.md`` (an MLP of two 128-unit layers for
+  ``player_0``, masked random seats beside it), Dou Dizhu and Pao De Kuai, flat vs compact:
+  env steps/s of ``collect`` (no gradient steps);
+* RLlib's ``CardGameEnv`` (:mod:`cardenvs.rllib`): env steps/s with uniform legal picks, flat
+  (a slot among the legal ids) vs compact (an id under the mask);
+* ``--profile``: where the flat Dou Dizhu AEC loop's time goes, and the flat Dou Dizhu
+  Tianshou Collector's (cProfile, top functions).
 """
 
 from __future__ import annotations
@@ -53,10 +63,14 @@ def aec_loop(name: str, actions: str, seconds: float, seed: int = 0,
     return best
 
 
+#: the clock of every measurement: this process's CPU time (see the module docstring)
+_clock = time.process_time
+
+
 def _loop(env, rng, seconds: float) -> tuple[float, float]:
     decisions = plays = 0
-    t0 = time.perf_counter()
-    while time.perf_counter() - t0 < seconds:
+    t0 = _clock()
+    while _clock() - t0 < seconds:
         env.reset()
         for agent in env.agent_iter():
             obs, _, term, trunc, _ = env.last()
@@ -67,7 +81,7 @@ def _loop(env, rng, seconds: float) -> tuple[float, float]:
             env.step(int(legal[rng.integers(len(legal))]))
             decisions += 1
         plays += len(env.unwrapped.history)
-    dt = time.perf_counter() - t0
+    dt = _clock() - t0
     return decisions / dt, plays / dt
 
 
@@ -83,14 +97,14 @@ def rlcard_loop(seconds: float, seed: int = 0, repeats: int = 3) -> Optional[flo
     best = 0.0
     for _ in range(repeats):
         n = 0
-        t0 = time.perf_counter()
-        while time.perf_counter() - t0 < seconds / repeats:
+        t0 = _clock()
+        while _clock() - t0 < seconds / repeats:
             state, _ = env.reset()
             while not env.is_over():
                 legal = list(state["legal_actions"].keys())
                 state, _ = env.step(legal[rng.integers(len(legal))])
                 n += 1
-        best = max(best, n / (time.perf_counter() - t0))
+        best = max(best, n / (_clock() - t0))
     return best
 
 
@@ -112,9 +126,105 @@ def sb3_rate(name: str, actions: str, steps: int, seed: int = 0) -> Optional[flo
     model = MaskablePPO("MlpPolicy", venv, n_steps=n_steps, batch_size=min(64, n_steps),
                         n_epochs=4, seed=seed, device="cpu")
     model.learn(min(64, steps))  # warm-up: torch, the kernels
-    t0 = time.perf_counter()
+    t0 = _clock()
     model.learn(steps, reset_num_timesteps=True)
-    return steps / (time.perf_counter() - t0)
+    return steps / (_clock() - t0)
+
+
+def tianshou_collector(name: str, actions: str, n_envs: int = 4, hidden: int = 128,
+                       seed: int = 0):
+    """The Tianshou ``Collector`` of ``docs/tutorials/tianshou.md``'s DQN recipe on ``name``
+    (``player_0`` a DQN, ``hidden`` x 2 MLP, epsilon 0.1; the other seats masked random),
+    over ``n_envs`` envs with a replay buffer; ``None`` without tianshou."""
+    try:
+        from tianshou.algorithm import DQN
+        from tianshou.algorithm.modelfree.dqn import DiscreteQLearningPolicy
+        from tianshou.algorithm.multiagent.marl import MultiAgentOffPolicyAlgorithm
+        from tianshou.algorithm.optim import AdamOptimizerFactory
+        from tianshou.algorithm.random import (
+            MARLRandomDiscreteMaskedOffPolicyAlgorithm as Random)
+        from tianshou.data import Collector, VectorReplayBuffer
+        from tianshou.env import DummyVectorEnv, PettingZooEnv
+        from tianshou.utils.net.common import Net
+    except ImportError:
+        return None
+    import torch
+
+    torch.set_num_threads(1)
+    torch.manual_seed(seed)
+    mod = importlib.import_module(f"cardenvs.{spec(name).env_module}")
+
+    def make():
+        return PettingZooEnv(mod.env(actions=actions))
+
+    env = make()
+    net = Net(state_shape=env.observation_space["observation"].shape,
+              action_shape=env.action_space.n, hidden_sizes=[hidden, hidden])
+    dqn = DQN(policy=DiscreteQLearningPolicy(model=net, action_space=env.action_space,
+                                             eps_training=0.1),
+              optim=AdamOptimizerFactory(lr=1e-3), gamma=1.0, target_update_freq=200)
+    algorithm = MultiAgentOffPolicyAlgorithm(
+        algorithms=[dqn] + [Random(env.action_space) for _ in env.agents[1:]], env=env)
+    venv = DummyVectorEnv([make] * n_envs)
+    venv.seed(seed)
+    collector = Collector(algorithm, venv, VectorReplayBuffer(20_000, n_envs),
+                          exploration_noise=True)
+    collector.reset()
+    return collector
+
+
+def tianshou_rate(name: str, actions: str, seconds: float, repeats: int = 3
+                  ) -> Optional[float]:
+    """Env steps/s of the DQN recipe's ``Collector.collect`` (:func:`tianshou_collector`), the
+    best of ``repeats`` runs of ``seconds / repeats`` each (``None`` without tianshou)."""
+    import warnings
+
+    collector = tianshou_collector(name, actions)
+    if collector is None:
+        return None
+    best = 0.0
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # Tianshou's notes on object-dtype batches
+        collector.collect(n_step=8)  # warm-up
+        for _ in range(repeats):
+            n = 0
+            t0 = _clock()
+            while _clock() - t0 < seconds / repeats:
+                n += collector.collect(n_step=8).n_collected_steps
+            best = max(best, n / (_clock() - t0))
+    return best
+
+
+def rllib_rate(name: str, actions: str, seconds: float, seed: int = 0, repeats: int = 3
+               ) -> Optional[float]:
+    """Env steps/s of RLlib's ``CardGameEnv`` with uniform legal picks (a slot among the legal
+    ids, or an id under the compact mask), the best of ``repeats`` runs (``None`` without
+    ray[rllib])."""
+    try:
+        from cardenvs.rllib import CardGameEnv
+    except ImportError:
+        return None
+    env = CardGameEnv({"game": name, "actions": actions, "seed": seed})
+    rng = np.random.default_rng(seed)
+    best = 0.0
+    for _ in range(repeats):
+        n = 0
+        t0 = _clock()
+        while _clock() - t0 < seconds / repeats:
+            obs, _ = env.reset()
+            done = False
+            while not done:
+                (agent, o), = obs.items()
+                if actions == "compact":
+                    legal = np.flatnonzero(o["action_mask"])
+                    act = int(legal[rng.integers(len(legal))])
+                else:
+                    act = int(rng.integers(int((o["legal"] >= 0).sum())))
+                obs, _, term, _, _ = env.step({agent: act})
+                done = term["__all__"]
+                n += 1
+        best = max(best, n / (_clock() - t0))
+    return best
 
 
 def vector_rate(name: str, actions: str, seconds: float, n: int = 1024, observe: bool = False,
@@ -132,15 +242,15 @@ def vector_rate(name: str, actions: str, seconds: float, n: int = 1024, observe:
     best = (0.0, 0.0)
     for _ in range(repeats):
         dec = plays = 0
-        t0 = time.perf_counter()
-        while time.perf_counter() - t0 < seconds / repeats:
+        t0 = _clock()
+        while _clock() - t0 < seconds / repeats:
             if actions == "flat-given":
                 vg.step(vg.random_actions())
             else:
                 vg.step_random()
             dec += n
             plays += int(vg.completed.sum()) if actions == "compact" else n
-        dt = time.perf_counter() - t0
+        dt = _clock() - t0
         best = max(best, (dec / dt, plays / dt))
     return best
 
@@ -161,9 +271,61 @@ def profile_flat(name: str = "doudizhu", seconds: float = 3.0, top: int = 14) ->
     return relative_paths(buf.getvalue())
 
 
+def _profile_collect(name: str, actions: str, steps: int):
+    """cProfile stats of the DQN recipe's ``collect(n_step=steps)`` (``None`` without
+    tianshou)."""
+    import cProfile
+    import pstats
+    import warnings
+
+    collector = tianshou_collector(name, actions)
+    if collector is None:
+        return None
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        collector.collect(n_step=8)
+        pr = cProfile.Profile()
+        pr.enable()
+        collector.collect(n_step=steps)
+        pr.disable()
+    return pstats.Stats(pr)
+
+
+def profile_tianshou_flat(name: str = "doudizhu", steps: int = 200, top: int = 12
+                          ) -> Optional[str]:
+    """The top functions (internal time) of the DQN recipe's ``Collector.collect`` on the flat
+    space of ``name`` (``None`` without tianshou)."""
+    import io
+
+    st = _profile_collect(name, "flat", steps)
+    if st is None:
+        return None
+    buf = io.StringIO()
+    st.stream = buf  # type: ignore[attr-defined]
+    st.sort_stats("tottime").print_stats(top)
+    return relative_paths(buf.getvalue())
+
+
+def tianshou_env_share(name: str = "doudizhu", actions: str = "compact", steps: int = 1000
+                       ) -> Optional[float]:
+    """The share of the DQN recipe's ``collect`` time spent in ``PettingZooEnv.step`` (the
+    cardenvs env and Tianshou's mask list), under cProfile (``None`` without tianshou)."""
+    st = _profile_collect(name, actions, steps)
+    if st is None:
+        return None
+    total = env = 0.0
+    for (path, _, func), row in st.stats.items():  # type: ignore[attr-defined]
+        if path.endswith("tianshou/data/collector.py") and func == "collect":
+            total = max(total, row[3])
+        if path.endswith("tianshou/env/pettingzoo_env.py") and func == "step":
+            env += row[3]
+    return env / total if total else None
+
+
 def relative_paths(text: str) -> str:
     """``text`` with this checkout's and the installed packages' folders left out of its paths
-    (a results file names no folder of the machine that wrote it)."""
+    and the objects' addresses left out (a results file names no folder of the machine that
+    wrote it)."""
     import os
     import site
     import sysconfig
@@ -173,7 +335,52 @@ def relative_paths(text: str) -> str:
               *site.getsitepackages()]
     for root in sorted(set(roots), key=len, reverse=True):
         text = text.replace(root.rstrip("/") + "/", "")
-    return text
+    import re
+
+    return re.sub(r" at 0x[0-9a-f]+", "", text)  # nor an address of the process
+
+
+def tianshou_section(seconds: float) -> list[str]:
+    """The report's Tianshou section: :func:`tianshou_rate` flat and compact, Dou Dizhu and
+    Pao De Kuai, interleaved rounds (the best of each)."""
+    sec = ["", "## Tianshou Collector with the DQN recipe (env steps/s of `collect`)", "",
+           "`PettingZooEnv` over the AEC env, 4 envs in a `DummyVectorEnv`, `player_0` a DQN "
+           "(two 128-unit layers, epsilon 0.1), the other seats masked random; no gradient "
+           "steps (docs/tutorials/tianshou.md).", ""]
+    rows = {}
+    for name in ("doudizhu", "paodekuai"):
+        f = c = 0.0
+        for _ in range(2):
+            r = tianshou_rate(name, "flat", seconds / 2, repeats=1)
+            if r is None:
+                return sec + ["tianshou is not installed."]
+            f = max(f, r)
+            c = max(c, tianshou_rate(name, "compact", seconds / 2, repeats=1) or 0.0)
+        rows[name] = (f, c)
+    sec += ["| game | flat steps/s | compact steps/s | compact / flat |",
+            "| --- | ---: | ---: | ---: |"]
+    sec += [f"| {name} | {f:,.1f} | {c:,.0f} | **{c / f:.1f}x** |"
+            for name, (f, c) in rows.items()]
+    return sec
+
+
+def rllib_section(seconds: float) -> list[str]:
+    """The report's RLlib section: :func:`rllib_rate` flat and compact, Dou Dizhu and Pao De
+    Kuai."""
+    sec = ["", "## RLlib `CardGameEnv` (env steps/s, uniform legal picks)", "",
+           "Flat: the action is a slot among the legal ids (`LegalActionRLModule` scores them); "
+           "compact: a compact id under `action_mask` (`MaskedMLPRLModule`). A compact step is "
+           "one decision (a play with kickers takes several).", ""]
+    rows = {}
+    for name in ("doudizhu", "paodekuai"):
+        f = rllib_rate(name, "flat", seconds)
+        if f is None:
+            return sec + ["ray[rllib] is not installed."]
+        rows[name] = (f, rllib_rate(name, "compact", seconds) or 0.0)
+    sec += ["| game | flat steps/s | compact steps/s | compact / flat |",
+            "| --- | ---: | ---: | ---: |"]
+    sec += [f"| {name} | {f:,.0f} | {c:,.0f} | {c / f:.2f}x |" for name, (f, c) in rows.items()]
+    return sec
 
 
 def main(argv: Optional[list[str]] = None) -> int:
@@ -182,18 +389,26 @@ def main(argv: Optional[list[str]] = None) -> int:
     ap.add_argument("--sb3-steps", type=int, default=512)
     ap.add_argument("--games", default=",".join(REGISTRY))
     ap.add_argument("--no-sb3", action="store_true")
+    ap.add_argument("--no-tianshou", action="store_true")
+    ap.add_argument("--no-rllib", action="store_true")
     ap.add_argument("--profile", action="store_true")
+    ap.add_argument("--quick", action="store_true",
+                    help="short measurements: --seconds 1 --sb3-steps 256")
     ap.add_argument("--out", default=None, help="write the markdown report here")
     a = ap.parse_args(argv)
+    if a.quick:
+        a.seconds, a.sb3_steps = 1.0, 256
     games = [g for g in a.games.split(",") if g]
     import os
 
+    flags = "".join(f" --{f}" for f in ("profile",) if getattr(a, f))
     lines = [f"# Compact action spaces: measurements ({time.strftime('%Y-%m-%d %H:%M')}, "
              f"{platform.processor() or platform.machine()}, one process)", "",
              f"Written by `python -m benchmarks.compact --seconds {a.seconds:g} --sb3-steps "
-             f"{a.sb3_steps}`, on {os.cpu_count()} CPUs with a load average of "
-             f"{os.getloadavg()[0]:.1f} at the start (other work shares the machine: compare "
-             f"the rows side by side, not with other runs).", "",
+             f"{a.sb3_steps}{flags}`, on {os.cpu_count()} CPUs with a load average of "
+             f"{os.getloadavg()[0]:.1f} at the start. Rates are per second of this process's "
+             f"CPU time, so other work on the machine slows them less than wall time would; "
+             f"compare the rows side by side, not with other runs.", "",
              "## Sizes", "", "| game | flat | compact | other ids | bodies | kicker ids | ratio |",
              "| --- | ---: | ---: | ---: | ---: | ---: | ---: |"]
     for name, flat, comp, other, bodies, kick in sizes():
@@ -210,6 +425,14 @@ def main(argv: Optional[list[str]] = None) -> int:
             sec += ["| actions | learning steps/s |", "| --- | ---: |",
                     f"| flat | {fl:,.1f} |", f"| compact | {co:,.1f} |", "",
                     f"compact / flat: **{co / fl:.1f}x** ({a.sb3_steps} steps each)"]
+        print("\n".join(sec), flush=True)
+        lines += sec
+    if not a.no_tianshou:
+        sec = tianshou_section(a.seconds)
+        print("\n".join(sec), flush=True)
+        lines += sec
+    if not a.no_rllib:
+        sec = rllib_section(a.seconds)
         print("\n".join(sec), flush=True)
         lines += sec
     sec = ["", "## Masked-random AEC loop (`env.last()`, uniform among the mask's ones)", "",
@@ -258,6 +481,23 @@ def main(argv: Optional[list[str]] = None) -> int:
         lines += ["", "## Profile of the flat Dou Dizhu loop (tottime)", "", "```text",
                   prof.strip(), "```"]
         print(prof)
+        ts = None if a.no_tianshou else profile_tianshou_flat()
+        if ts is not None:
+            lines += ["", "## Profile of the flat Dou Dizhu Tianshou Collector (tottime)", "",
+                      "The DQN recipe's `collect(n_step=200)` on `doudizhu_v0.env()`; "
+                      "`pettingzoo_env.py(<listcomp>)` is `PettingZooEnv`'s "
+                      "`[obm == 1 for obm in observation[\"action_mask\"]]` at every step, "
+                      "and `numpy.asanyarray` mostly the Collector's conversion of that list.",
+                      "", "```text", ts.strip(), "```"]
+            print(ts)
+            share = tianshou_env_share()
+            if share is not None:
+                lines += ["", f"In compact mode (`doudizhu_v0.env(actions=\"compact\")`, "
+                          f"`collect(n_step=1000)`) `PettingZooEnv.step`, the env with "
+                          f"Tianshou's mask list, is **{100 * share:.0f}%** of the collect "
+                          f"time under cProfile; the rest is Tianshou's policy dispatch and "
+                          f"batches."]
+                print(lines[-1])
     if a.out:
         with open(a.out, "w") as fh:
             fh.write("\n".join(lines) + "\n")
