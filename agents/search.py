@@ -36,7 +36,8 @@ Budget: ``rollouts`` per decision (default :data:`DEFAULT_ROLLOUTS`, at most
 :data:`MAX_ROLLOUTS`, split as ``worlds = rollouts // candidates``, at least
 :data:`MIN_WORLDS`), or ``ms`` per decision (up to :data:`MAX_MS`; the number of worlds is then
 sized from the measured cost of the previous decisions, capped as ``rollouts`` are; not
-reproducible run to run).  Deterministic under its seed with the rollout budget.  Every
+reproducible run to run).  Deterministic under its seed with the rollout budget.  A
+:attr:`SearchAgent.deadline` bounds a decision's time (the web app sets one per move).  Every
 numeric keyword is checked when the agent is made (:func:`agents.base.check_keyword`: a
 ``ValueError`` naming the keyword and its range).
 
@@ -79,6 +80,8 @@ MAX_CANDIDATES = 10_000
 MAX_Z = 100.0
 #: fewest sampled worlds per decision
 MIN_WORLDS = 8
+#: worlds per chunk of the rollouts of a decision with a deadline (:attr:`SearchAgent.deadline`)
+DEADLINE_WORLDS = 8
 #: the agent whose move is kept unless a candidate's mean rollout return beats it by more
 #: than ``margin`` (``None``: the best candidate always)
 DEFAULT_PRIOR = "trained"
@@ -371,6 +374,15 @@ class SearchAgent(_StatefulAgent):
     """
 
     name = "search"
+    #: a ``time.perf_counter()`` time by which a decision ends (``None``: no limit), set by a
+    #: caller that must answer in time (the web app, per move): the rollouts then run in
+    #: chunks of :data:`DEADLINE_WORLDS` worlds while the time lasts and the move is decided
+    #: from the worlds played (with a prior, its move is kept unless a candidate clearly beats
+    #: it over those worlds); past the deadline before the first rollout, the prior's move
+    #: (else the rollout policy's).  A deadline not reached plays the move the agent plays
+    #: without one where the rollouts draw no random numbers (``epsilon=0`` and a heuristic
+    #: policy, the default), and the agent's generator advances alike.
+    deadline: Optional[float] = None
 
     def __init__(self, game, seed: Optional[int] = None, *, rollouts: Optional[int] = None,
                  ms: Optional[float] = None, max_candidates: int = DEFAULT_CANDIDATES,
@@ -574,15 +586,40 @@ class SearchAgent(_StatefulAgent):
         seed = int(self.rng.integers(0, 2**62))
         greedy = () if self.opponents is None else self.opponents_of(state)
         own = self.own_agent()
-        ret = vg.rollout(self.policy, seed=seed, slots=slots, epsilon=self.epsilon,
-                         greedy_seats=greedy, agent=own, agent_seats=(seat,) if own is not None else ())
-        V = (ret[:, seat] + paid).reshape(K, C)
+        ret = self._play(vg, slots, C, seed=seed, epsilon=self.epsilon, greedy_seats=greedy,
+                         agent=own, agent_seats=(seat,) if own is not None else ())
+        if not len(ret):  # the deadline passed before the first rollout: the move unsearched
+            return int(base) if base is not None else int(cands[0])
+        K, n = len(ret) // C, len(ret)
+        V = (ret[:, seat] + paid[:n]).reshape(K, C)
         if self.objective == "win":
             V = (V > 0).astype(np.float64)
         if self.ms is not None:
             dt = time.perf_counter() - t0
             self._per_rollout_s = max(dt / n, 1e-6)
         return int(cands[self._decide(V, cands, base)])
+
+    def _play(self, vg, slots: np.ndarray, C: int, **kw) -> np.ndarray:
+        """The returns of the rollouts of ``slots`` (worlds x ``C`` candidates, world by
+        world): in one call; with a :attr:`deadline`, in chunks of :data:`DEADLINE_WORLDS`
+        worlds, each started only while it is expected to end before the deadline (the
+        chunks' mean time so far): the rows of the chunks played, none when the deadline
+        has passed before the first."""
+        if self.deadline is None:
+            return vg.rollout(self.policy, slots=slots, **kw)
+        step = DEADLINE_WORLDS * C
+        parts: list[np.ndarray] = []
+        t0 = time.perf_counter()
+        done = 0
+        while done < len(slots):
+            m = min(step, len(slots) - done)
+            now = time.perf_counter()
+            ahead = (now - t0) / done * m if done else 0.0  # the chunk's expected time
+            if now + ahead > self.deadline:
+                break
+            parts.append(vg.rollout(self.policy, slots=slots[done:done + m], **kw))
+            done += m
+        return np.concatenate(parts) if parts else np.zeros((0, self.game.n_players))
 
     def _decide(self, V: np.ndarray, cands: np.ndarray, base: Optional[int]) -> int:
         """Index of the chosen candidate from the returns ``V`` (worlds x candidates, the same

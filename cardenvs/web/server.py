@@ -20,6 +20,12 @@ from the server
 
 The agents' moves are computed in worker threads, one move at a time per session, and each is
 sent ``delay`` seconds after the previous message (``0.6`` s by default: the time to see it).
+A search's numba kernels (worlds, rollouts) run without the GIL, so the sessions' searches use
+every core, and each search decides by :data:`SEARCH_DEADLINE` seconds after its move was asked
+for (:attr:`cardenvs.agents.search.SearchAgent.deadline`: its rollouts in chunks while the
+time lasts), so that a move appears within 0.5 s also where many sessions share the cores
+(``benchmarks/web_load.md`` measures it); a search that ends in time plays the move it plays
+without a deadline.
 While the app runs, numpy's BLAS uses one thread (:func:`cardenvs.arena.one_blas_thread`):
 the sessions' threads are the parallelism; a multi-threaded BLAS called from many threads at
 once spends its time waking and waiting for its own threads.
@@ -52,6 +58,10 @@ STATIC = Path(__file__).resolve().parent / "static"
 #: seconds between the agents' moves in play (and watch, unless the browser sets a speed)
 DEFAULT_DELAY = 0.6
 MAX_DELAY = 30.0
+#: seconds from the server asking an agent for a move to the end of a search's decision
+#: (:attr:`cardenvs.agents.search.SearchAgent.deadline`); the rest of 0.5 s is for the step,
+#: the message and the wait for a core
+SEARCH_DEADLINE = 0.25
 
 log = logging.getLogger("cardenvs.web")
 #: sessions are made one at a time: making agents may import the agents package or specialize
@@ -197,6 +207,7 @@ class Connection:
         self.runner = asyncio.create_task(self.play_agents(session))
 
     async def act(self, action: Any, turn: Any) -> None:
+        asked = time.perf_counter()  # the next agent's move is asked for from now on
         session = self.session
         if session is None:
             raise ValueError("no game yet: start one")
@@ -204,18 +215,24 @@ class Connection:
             await run_in_threadpool(session.act, action, turn)
         await self.send_view(session)
         await self.stop()
-        self.runner = asyncio.create_task(self.play_agents(session))
+        self.runner = asyncio.create_task(self.play_agents(session, asked))
 
-    async def play_agents(self, session: GameSession) -> None:
-        """Play the agents' moves until the player's turn or the end, one message each."""
+    async def play_agents(self, session: GameSession, asked: Optional[float] = None) -> None:
+        """Play the agents' moves until the player's turn or the end, one message each;
+        ``asked``: when the first move was asked for (the player's move arrived), the start
+        of its :data:`SEARCH_DEADLINE` (the others' start when they are asked for)."""
         loop = asyncio.get_running_loop()
         last = loop.time()
         try:
             while not session.done and not session.players_turn:
+                if not self.running.is_set():
+                    asked = None  # paused: the move is asked for when the game resumes
                 await self.running.wait()
                 async with self.lock:
                     t0 = time.perf_counter()
-                    await run_in_threadpool(session.agent_step)
+                    start = t0 if asked is None else min(asked, t0)
+                    asked = None
+                    await run_in_threadpool(session.agent_step, start + SEARCH_DEADLINE)
                     think = time.perf_counter() - t0  # the agent's decision and the step
                 wait = self.delay - (loop.time() - last)
                 if wait > 0:

@@ -139,14 +139,29 @@ class GameSession:
         self._advance()
         return int(action)
 
-    def agent_step(self) -> tuple[int, int]:
-        """Let the agent to move play; ``(seat, action)``.  ``ValueError`` at the player's
-        turn or after the game."""
+    def agent_step(self, deadline: Optional[float] = None) -> tuple[int, int]:
+        """Let the agent to move play; ``(seat, action)``.  ``deadline``: a
+        ``time.perf_counter()`` time by which an agent that can cut its search short decides
+        (``search``: :attr:`cardenvs.agents.search.SearchAgent.deadline`, set for this move
+        only; the other agents ignore it).  ``ValueError`` at the player's turn or after the
+        game."""
+        if deadline is not None and (isinstance(deadline, bool)
+                                     or not isinstance(deadline, (int, float))):
+            raise TypeError(f"deadline must be a time.perf_counter() time in seconds or None, "
+                            f"got {type(deadline).__name__}")
         if self.done or self.players_turn:
             raise ValueError("no agent is to move")
         seat = self.to_move
         assert seat is not None  # the game is not over
-        a = agent_move(self.env, self.bots[seat][1])
+        bot = self.bots[seat][1]
+        timed = deadline is not None and hasattr(bot, "deadline")
+        if timed:
+            bot.deadline = deadline  # type: ignore[attr-defined]  # a search agent's
+        try:
+            a = agent_move(self.env, bot)
+        finally:
+            if timed:
+                bot.deadline = None  # type: ignore[attr-defined]
         self.env.step(a)
         self._advance()
         return seat, a
