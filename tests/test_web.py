@@ -752,3 +752,49 @@ def screenshot(path: str) -> None:
 
 if __name__ == "__main__":
     screenshot(sys.argv[1] if len(sys.argv) > 1 else "web.png")
+
+
+def test_a_sync_during_a_view_in_preparation_is_answered_with_the_whole_table():
+    """The race behind a once-hanging test: a ``sync`` arrives while an agent move's view is
+    being prepared (a delta to the last message).  The answer to the sync must carry the whole
+    replay, not a delta to the message sent just before it."""
+    import asyncio
+
+    from cardenvs.web.server import Connection
+
+    class FakeSocket:
+        def __init__(self):
+            self.sent: list[dict] = []
+
+        async def send_text(self, text: str) -> None:
+            self.sent.append(json.loads(text))
+
+    session = GameSession("wakeng", {}, seat=None, agents="rules", seed=3)
+    preparing, release = threading.Event(), threading.Event()
+    view = session.view
+
+    def slow_view(since=None):
+        if since is not None and not release.is_set():
+            preparing.set()
+            release.wait(10)
+        return view(since)
+
+    session.view = slow_view  # type: ignore[method-assign]
+
+    async def scenario() -> list[dict]:
+        sock = FakeSocket()
+        conn = Connection(sock, delay=0.0)  # type: ignore[arg-type]
+        conn.session = session
+        await conn.send_view(session)  # the first message: the whole table
+        session.agent_step()
+        move = asyncio.create_task(conn.send_view(session))  # a delta, held in preparation
+        await asyncio.get_running_loop().run_in_executor(None, preparing.wait, 10)
+        sync = asyncio.create_task(conn.handle({"type": "sync"}))
+        await asyncio.sleep(0.05)  # the sync is waiting for the lock
+        release.set()
+        await asyncio.wait_for(asyncio.gather(move, sync), 20)
+        return sock.sent
+
+    sent = asyncio.run(scenario())
+    assert ["replay" in m for m in sent] == [True, False, True]
+    assert sent[2]["turn"] == sent[1]["turn"] == 1

@@ -121,14 +121,17 @@ class Connection:
     async def error(self, message: str) -> None:
         await self.send({"type": "error", "message": message})
 
-    async def send_view(self, session: GameSession, think_s: Optional[float] = None) -> None:
-        """Send the table (a delta to the last one sent); ``think_s``: the agent's time for
-        the move it shows, sent as ``think_ms`` with the time to prepare the message added."""
+    async def send_view(self, session: GameSession, think_s: Optional[float] = None,
+                        full: bool = False) -> None:
+        """Send the table (a delta to the last one sent, or with ``full`` the whole table);
+        ``think_s``: the agent's time for the move it shows, sent as ``think_ms`` with the time
+        to prepare the message added.  Whole or delta is decided under the lock: a view being
+        prepared meanwhile cannot turn a ``sync`` answer into a delta."""
         async with self.lock:
             if session is not self.session:
                 return  # a new game has started meanwhile
             t0 = time.perf_counter()
-            view = await run_in_threadpool(session.view, self.synced)
+            view = await run_in_threadpool(session.view, None if full else self.synced)
             if think_s is not None:
                 view["think_ms"] = round(1000 * (think_s + time.perf_counter() - t0), 1)
             await self.send(view)
@@ -175,8 +178,7 @@ class Connection:
         elif kind == "sync":
             if self.session is None:
                 raise ValueError("no game yet: start one")
-            self.synced = None
-            await self.send_view(self.session)
+            await self.send_view(self.session, full=True)
         else:
             raise ValueError(f"unknown message type {kind!r}; expected start, act, speed, "
                              f"pause, resume or sync")
