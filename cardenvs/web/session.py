@@ -25,10 +25,8 @@ import numpy as np
 
 from ..core.state import hand_off
 from ..play import PUBLIC_BLOCKS, _card_field, _public, _wild_slots, agent_move, seat_agents
-from ..replay import (
-    _env_options, _header, _phase_names, _public as _public_state, _Simulation, _zones, dumps,
-    play_cards,
-)
+from ..replay import _env_options, _header, dumps
+from ..replay_sim import _phase_names, _public as _public_state, _Simulation, _zones, play_cards
 
 #: what a card the viewer cannot see is written as in the replays a player receives
 HIDDEN = "?"
