@@ -42,7 +42,7 @@ called ``policy_fn(obs, feats, owner, ids)``)::
 
 :class:`ActorPool` runs ``SelfPlay`` engines in separate processes (one torch thread each)
 playing with shared-memory copies of the learner's network, so the learner and the actors
-use different cores; :mod:`train.ray_dmc` does the same on Ray actors.
+use different cores; :mod:`train.ray_actors` does the same on Ray actors.
 """
 
 from __future__ import annotations

@@ -274,7 +274,7 @@ def _specialize(template: Any, kernels: dict, params: list, key: tuple,
                 label: str) -> Optional[Specialized]:
     """:func:`specialize`'s work for a kernel set not made yet in this process."""
     # the template's own source and the values of the globals it reads (not its whole
-    # module: editing the rest of cardenvs/vector.py does not recompile the engines)
+    # module: editing the rest of cardenvs/vector_kernels.py does not recompile the engines)
     funcs = _bound_functions(template, kernels)
     if funcs is None:
         return None

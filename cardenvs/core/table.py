@@ -203,7 +203,7 @@ def _segments(plays: Sequence[Play], g_shape: list, g_start: list,
 #: the fewest rows a group must have to get a kicker index: a hand makes a small part of a large
 #: group's rows (an airplane's thousands), which the index enumerates; a small group's rows are
 #: cheaper tested one by one (Pao De Kuai's trio + 2: 90 rows, half of them made by a hand with
-#: the trio; measured with the kernel loops of ``benchmarks/run.py``)
+#: the trio; measured with the kernel loops of ``benchmarks/run_ours.py``)
 KICK_MIN_ROWS = 256
 
 
