@@ -241,6 +241,22 @@ def test_select_device_picks_cuda_only_where_it_is(monkeypatch):
         select_device("gpu")
 
 
+class Launched(Exception):
+    """Raised in place of a stage's child process by :func:`_record_children`."""
+
+
+def _record_children(monkeypatch) -> list:
+    """Make every stage's child process record its arguments and raise :class:`Launched`."""
+    seen: list = []
+
+    def child(self, st, args, *a, **kw):
+        seen.append(args)
+        raise Launched
+
+    monkeypatch.setattr(pipeline.Pipeline, "child", child)
+    return seen
+
+
 def test_fit_stages_learn_on_the_device_chosen(monkeypatch, tmp_path):
     """``--device auto`` is cuda where torch sees CUDA, cpu elsewhere; the fits and the
     fine-tuning get it on their command line; ``--device cuda`` without CUDA is refused (in
@@ -248,16 +264,7 @@ def test_fit_stages_learn_on_the_device_chosen(monkeypatch, tmp_path):
     from cardenvs.train import distill
     from cardenvs.train.finetune import Finetune, FinetuneConfig
 
-    seen = []
-
-    class Launched(Exception):
-        pass
-
-    def child(self, st, args, *a, **kw):
-        seen.append(args)
-        raise Launched
-
-    monkeypatch.setattr(pipeline.Pipeline, "child", child)
+    seen = _record_children(monkeypatch)
     for available, want in ((True, "cuda"), (False, "cpu")):
         _cuda(monkeypatch, available)
         out = str(tmp_path / want)
@@ -326,16 +333,7 @@ def test_ray_collection_and_arena_equal_the_runs_without_ray(tmp_path, local_ray
 def test_pipeline_passes_the_ray_cluster_to_its_stages(monkeypatch, tmp_path, local_ray):
     """``--ray``: the collections' processes join the pipeline's cluster (``--ray ADDRESS``);
     the arena's blocks are Ray tasks; a resumed run may drop it."""
-    seen = []
-
-    class Launched(Exception):
-        pass
-
-    def child(self, st, args, *a, **kw):
-        seen.append(args)
-        raise Launched
-
-    monkeypatch.setattr(pipeline.Pipeline, "child", child)
+    seen = _record_children(monkeypatch)
     out = str(tmp_path / "run")
     config, state = pipeline.prepare("wakeng", {}, 0.02, out, False, 2, {}, "cpu", "local")
     assert config["ray"] == "local"
