@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import importlib
 import io
 import json
 import math
 import os
+import subprocess
+import sys
 
 import numpy as np
 import pytest
@@ -316,6 +319,24 @@ def test_compile_notice_only_when_the_cache_is_cold(monkeypatch, capsys):
     run_arena("wakeng", "rules,random", deals=1, seed=0, progress=False)
     err = capsys.readouterr().err
     assert "compiling the numba kernels for wakeng" in err and "kernels compiled in" in err
+
+
+@pytest.mark.parametrize("name", sorted(cardenvs.GAMES))
+def test_a_game_built_once_counts_as_cached(name, capsys):
+    """After a game has been built and played (its kernels compiled and cached), the compile
+    notice does not come again: the check finds the kernels of a game module split into
+    several (Lanxi Wulong's and Da Niangniang's live in ``wulong_play`` ... ``niangniang_rules``)."""
+    from cardenvs.core.compile_notice import compile_message, kernels_cached
+
+    env = importlib.import_module(f"cardenvs.{cardenvs.GAMES[name]}").env()
+    env.reset(seed=0)
+    env.step(int(np.flatnonzero(env.observe(env.agent_selection)["action_mask"])[0]))
+    assert kernels_cached(name)
+    capsys.readouterr()
+    code = f"from cardenvs import {cardenvs.GAMES[name]} as m; m.env().reset(seed=0)"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=600)
+    assert out.returncode == 0, out.stderr
+    assert compile_message(name) not in out.stderr
 
 
 def test_own_weights_as_an_agent(tmp_path):

@@ -33,15 +33,18 @@ def kernels_cached(game: str, agent_names: Sequence[str] = ()) -> bool:
                        else pkg / "agents", "planner"))
     user_dir = os.environ.get("NUMBA_CACHE_DIR")
     for folder, module in wanted:
+        # a module's kernels, or those of the modules it is split into (games/wulong.py's
+        # are in wulong_play.py, wulong_moves.py ...)
+        patterns = (f"{module}.*.nbi", f"{module}_*.*.nbi")
         if user_dir:  # numba then caches there only
-            if not any(Path(user_dir).rglob(f"{module}.*.nbi")):
+            if not any(any(Path(user_dir).rglob(p)) for p in patterns):
                 return False
             continue
-        if any((folder / "__pycache__").glob(f"{module}.*.nbi")):
+        if any(any((folder / "__pycache__").glob(p)) for p in patterns):
             continue
         # a read-only source folder: numba's user-wide cache
         wide = Path(os.path.expanduser("~")) / ".cache" / "numba"
-        if not (wide.is_dir() and any(wide.rglob(f"{module}.*.nbi"))):
+        if not (wide.is_dir() and any(any(wide.rglob(p)) for p in patterns)):
             return False
     return True
 
