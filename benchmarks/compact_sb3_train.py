@@ -159,7 +159,9 @@ def write_markdown(out_dir: Path) -> Path:
         "and arena details are in its JSON file). The policy trains in the compact seat env "
         "(seat 0, the other seats random) for the wall time given, then plays `random` in the "
         "duplicate-deal arena (seed 1, agents rotated through the seats): the score difference "
-        "per deal, policy - random, with its 95% CI over deals.", "",
+        "per deal, policy - random, with its 95% CI over deals. The trained policies "
+        "(`GAME_maskppo_compact.zip`) are not kept in the repository: the command writes "
+        "them here.", "",
         "| game | minutes | training steps | deals | policy - random [95% CI] | CI above 0 |",
         "| --- | ---: | ---: | ---: | --- | --- |", *rows, ""])
     path = out_dir / "README.md"
