@@ -151,6 +151,18 @@ def _state_from(game, info, observation=None) -> np.ndarray:
     return state
 
 
+def _check_given(legal: Optional[np.ndarray], own: np.ndarray, what: str) -> None:
+    """A ``ValueError`` when ``legal`` (the ids an agent's caller gives; ``None`` gives none)
+    is not the set ``own`` (the position's own ids), naming both; ``what`` says what ``own``
+    is."""
+    if legal is None:
+        return
+    given = np.asarray(legal, np.int64)
+    if given.shape != own.shape or not np.array_equal(np.sort(given), np.sort(own)):
+        raise ValueError(f"the legal actions given ({given[:8].tolist()}...) are not {what} "
+                         f"({own[:8].tolist()}...): the state is not this decision's")
+
+
 class _StatefulAgent(Agent):
     """Shared parts: the state from ``info``, the policy's buffers, pickling by game name."""
 
@@ -208,12 +220,7 @@ class _StatefulAgent(Agent):
 
     def _check_legal(self, state, legal) -> np.ndarray:
         own = self.legal_of(state)
-        if legal is not None:
-            given = np.asarray(legal, np.int64)
-            if given.shape != own.shape or not np.array_equal(np.sort(given), np.sort(own)):
-                raise ValueError(f"the legal actions given ({given[:8].tolist()}...) are not "
-                                 f"those of info['state'] ({own[:8].tolist()}...): the state is "
-                                 f"not this decision's")
+        _check_given(legal, own, "those of info['state']")
         return own
 
     def act(self, observation, legal=None, info=None) -> int:
@@ -247,12 +254,7 @@ class _StatefulAgent(Agent):
         own = p.legal[:p.n_legal].copy()
         if len(own) == 0:
             self.legal_of(state)  # names the state's fault
-        if legal is not None:
-            given = np.asarray(legal, np.int64)
-            if given.shape != own.shape or not np.array_equal(np.sort(given), np.sort(own)):
-                raise ValueError(f"the legal actions given ({given[:8].tolist()}...) are not the "
-                                 f"compact ids of info['state'] with partial play {pending!r} "
-                                 f"({own[:8].tolist()}...): the state is not this decision's")
+        _check_given(legal, own, f"the compact ids of info['state'] with partial play {pending!r}")
         plays = p.cand[:p.nc].copy() if p.body >= 0 else self.legal_of(state)
         key = state.tobytes()
         plan = getattr(self, "_plan", None)
