@@ -595,8 +595,10 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: Optional[Sequence[str]] = None) -> int:
     from .common import parse_hidden, parse_names
+    from .pipeline_procs import watch_parent
 
     a = build_parser().parse_args(argv)
+    watch_parent()  # a stage of cardenvs train: SIGTERM when the pipeline dies
     try:
         if a.cmd == "collect":
             import signal

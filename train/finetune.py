@@ -717,7 +717,10 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Optional[Sequence[str]] = None) -> int:
+    from .pipeline_procs import watch_parent
+
     a = build_parser().parse_args(argv)
+    watch_parent()  # a stage of cardenvs train: SIGTERM when the pipeline dies
     cfg = FinetuneConfig(
         game=a.game, init=a.init, options=dict(a.option), out=a.out or f"runs/finetune_{a.game}",
         minutes=a.minutes, seed=a.seed, deals=a.deals, group=a.group, lineups=a.lineups,

@@ -48,8 +48,12 @@ stops (a collection keeps its shards, a fit and the fine-tuning write their chec
 arena its progress), records the time spent and exits with 128 + the signal;
 ``--resume`` (same ``--out``) continues with the stage that was stopped, each from its own
 checkpoint: at most one block of work (a shard, a fit's step, a fine-tuning iteration) is
-lost.  A resumed run takes the recorded game, options and settings (another game, option or
-``--set`` is refused); ``--hours`` may give it a new budget.
+lost.  A SIGKILL of the pipeline stops its running stage the same way (the stage is told
+of its pipeline's death, :mod:`train.pipeline_procs`).  One writer at a time: ``--out``'s
+``run.lock`` names the pipeline and its stage; ``--resume`` is refused while another
+pipeline works there, and waits for the stage of a killed one to stop.  A resumed run takes
+the recorded game, options and settings (another game, option or ``--set`` is refused);
+``--hours`` may give it a new budget.
 
 **Devices.**  ``--device`` (``auto``, the default: CUDA when ``torch.cuda.is_available()``;
 ``cpu``; ``cuda``, refused where CUDA is absent) is where the fits and the fine-tuning's
@@ -78,6 +82,8 @@ import sys
 import time
 from dataclasses import asdict, dataclass, field
 from typing import Any, Optional, Sequence
+
+from .pipeline_procs import PARENT_ENV, RunLock, stage_preexec
 
 #: the arena's seed: its deals are 63-bit draws of ``SeedSequence(ARENA_SEED)``, none of them
 #: a deal seed of the collections (``seed * 1_000_003 + i``) or of the fine-tuning
@@ -420,6 +426,8 @@ class Pipeline:
         #: the joined cluster's address, which the stages' processes join (:meth:`run`)
         self.ray_address: Optional[str] = None
         self.stop: Optional[Stop] = None
+        #: the run directory's lock while :meth:`run` runs (:class:`RunLock`)
+        self.lock: Optional[RunLock] = None
         self._t0 = time.perf_counter()
         self._base = float(state.get("elapsed_s", 0.0))
 
@@ -440,21 +448,28 @@ class Pipeline:
 
     def run(self) -> int:
         """The stages not done yet; 0, or 128 + the signal that stopped the run."""
-        os.makedirs(os.path.join(self.out, "logs"), exist_ok=True)
-        _write_json(os.path.join(self.out, "config.json"), self.config)
-        self.save()
-        stages = self.config["stages"]
-        if self.ray is not None:
-            from .ray_tasks import connect
-
-            self.ray_address = connect(self.ray, self.jobs)
+        lock = RunLock(self.out)
+        lock.acquire()  # one writer in the run directory (train.pipeline_procs)
+        self.lock = lock
         try:
-            return self._run_stages(stages)
-        finally:
-            if self.ray_address is not None:
-                from .ray_tasks import shutdown
+            os.makedirs(os.path.join(self.out, "logs"), exist_ok=True)
+            _write_json(os.path.join(self.out, "config.json"), self.config)
+            self.save()
+            stages = self.config["stages"]
+            if self.ray is not None:
+                from .ray_tasks import connect
 
-                shutdown(self.ray_address)
+                self.ray_address = connect(self.ray, self.jobs)
+            try:
+                return self._run_stages(stages)
+            finally:
+                if self.ray_address is not None:
+                    from .ray_tasks import shutdown
+
+                    shutdown(self.ray_address)
+        finally:
+            lock.release()
+            self.lock = None
 
     def _run_stages(self, stages: list) -> int:
         """:meth:`run`'s loop over the stages."""
@@ -517,8 +532,13 @@ class Pipeline:
         with open(log_path, "a") as log:
             log.write(f"$ {' '.join(args)}\n")
             log.flush()
+            # the stage stops (SIGTERM) when this process dies, SIGKILL included
             proc = subprocess.Popen([sys.executable, "-m", *args], stdout=log,
-                                    stderr=subprocess.STDOUT, env=env, start_new_session=True)
+                                    stderr=subprocess.STDOUT, start_new_session=True,
+                                    env=dict(env, **{PARENT_ENV: str(os.getpid())}),
+                                    preexec_fn=stage_preexec(os.getpid()))
+            if self.lock is not None:
+                self.lock.stage(proc.pid, st["name"])
             try:
                 last_note = 0.0
                 while proc.poll() is None:
@@ -542,6 +562,8 @@ class Pipeline:
                 if proc.poll() is None:  # this process is leaving: its stage goes too
                     os.killpg(proc.pid, signal.SIGKILL)
                     proc.wait()
+                if self.lock is not None:
+                    self.lock.stage(None)
                 if bar is not None:
                     bar.close()
         return proc.returncode, by_budget
