@@ -52,7 +52,7 @@ import sys
 import time
 from pathlib import Path
 from types import ModuleType
-from typing import IO, TYPE_CHECKING, Any, ContextManager, NamedTuple, Optional, Sequence, Union
+from typing import IO, TYPE_CHECKING, Any, Callable, ContextManager, NamedTuple, Optional, Sequence, Union
 
 import numpy as np
 
@@ -199,13 +199,28 @@ def play_deal(env: AECEnv, deal_seed: int, lineup: Sequence[Any], solo_slot: Opt
     """Play one deal with ``lineup[seat]`` acting for each seat.
 
     Returns ``(rewards per seat, solo seat or -1, number of decisions)``; the rewards are the
-    episode's total per seat.
+    episode's total per seat.  In a compact env (``actions="compact"``) each agent decides
+    whole plays, through :class:`cardenvs.compact_seat.CompactAdapter` (asked once per play:
+    one decision; the play's parts are stepped one by one): the deal is the flat env's.
     """
     env.reset(seed=deal_seed)
     n = len(env.possible_agents)
     total = np.zeros(n)
     index = {a: i for i, a in enumerate(env.possible_agents)}
     decisions = 0
+    u = env.unwrapped
+    adapters = None
+    if getattr(u, "actions", "flat") == "compact":
+        from .compact_seat import CompactAdapter
+
+        def whole(p: Any) -> Callable[[dict, np.ndarray], int]:
+            def ask(o: dict, legal: np.ndarray) -> int:
+                nonlocal decisions
+                decisions += 1
+                return p.act(o, legal, policy_info(p, info, u.state_vec))
+            return ask
+
+        adapters = [CompactAdapter(whole(p)) for p in lineup]
     for agent in env.agent_iter():
         obs, r, term, trunc, info = env.last()
         seat = index[agent]
@@ -214,8 +229,10 @@ def play_deal(env: AECEnv, deal_seed: int, lineup: Sequence[Any], solo_slot: Opt
             env.step(None)
             continue
         total[seat] += r
-        a = lineup[seat].act(obs, env.unwrapped.legal_actions(),
-                             policy_info(lineup[seat], info, env.unwrapped.state_vec))
+        if adapters is not None:
+            env.step(adapters[seat].act(env, agent))
+            continue
+        a = lineup[seat].act(obs, u.legal_actions(), policy_info(lineup[seat], info, u.state_vec))
         decisions += 1
         env.step(a)
     solo = int(env.unwrapped.state_vec[solo_slot]) if solo_slot is not None else -1

@@ -89,6 +89,38 @@ def test_short_run_plays_and_beats_random(short_run):
     assert st["ci"][0] > 0, (pair, st)
 
 
+def test_compact_run_arena_equals_the_flat_arena_of_its_weights(tmp_path):
+    """``--option actions=compact``: the stages train as in a flat run, the final arena plays
+    the compact env (the file through CompactAdapter), and its result is, deal by deal, the
+    flat arena's of the same weights, deals and seed; config.json and report.md say so."""
+    import glob
+
+    from cardenvs.arena import run_arena
+
+    out = tmp_path / "run"
+    p = _start(out, "--option", "actions=compact")
+    log, _ = p.communicate(timeout=900)
+    assert p.returncode == 0, log
+    state, config = _state(out), json.load(open(out / "config.json"))
+    assert list(state["done"]) == STAGES
+    assert config["options"] == {} and config["actions"] == "compact"
+    for st in config["stages"]:  # the training stages got no action mode
+        assert "actions" not in json.dumps(st)
+    assert "actions" not in (out / "logs" / "imitate.collect.log").read_text()
+    arena = state["done"]["arena"]
+    assert arena["actions"] == "compact"
+    (path,) = glob.glob(str(out / "arena" / "*.json"))
+    compact = json.load(open(path))
+    assert compact["options"] == {"actions": "compact"}
+    flat = run_arena("wakeng", [f"trained:{out / 'wakeng.npz'}", "rules"], arena["deals"],
+                     seed=pipeline.ARENA_SEED, progress=False)
+    assert flat["options"] == {}
+    assert compact["score_per_deal"] == flat["score_per_deal"]
+    assert compact["pairwise"] == flat["pairwise"] and compact["decisions"] == flat["decisions"]
+    report = (out / "report.md").read_text()
+    assert "--option actions='compact'" in report and "**Action mode**: `compact`" in report
+
+
 def _launches(out, stage: str) -> int:
     """How many times the pipeline started ``stage``'s process (its log's command lines)."""
     try:
@@ -157,7 +189,8 @@ def _listing(root) -> list:
 @pytest.mark.parametrize("argv, words", [
     (["nogame"], "unknown game 'nogame'"),
     (["wakeng", "--option", "bogus=1"], "no option 'bogus'"),
-    (["doudizhu", "--option", "actions=compact"], "--option actions='compact': the action mode"),
+    (["doudizhu", "--option", "actions=compacted"], "--option actions='compacted': actions="),
+    (["doudizhu", "--option", "actions=1"], "--option actions=1: actions must be a str"),
     (["paodekuai", "--option", "deck=14"], "deck=14"),
     (["wakeng", "--hours", "0"], "--hours must be a number > 0"),
     (["wakeng", "--hours", "nan"], "--hours must be a number > 0"),
@@ -198,6 +231,9 @@ def test_out_of_another_run_is_refused(tmp_path, capsys):
     assert "resume with the same ones" in capsys.readouterr().err
     assert main(["wakeng", "--out", str(out), "--resume", "--set", "dagger_rounds=1"]) == 2
     assert "resume with the same ones" in capsys.readouterr().err
+    # a run from before the action mode was recorded is a flat one
+    assert main(["wakeng", "--out", str(out), "--resume", "--option", "actions=compact"]) == 2
+    assert "has actions flat" in capsys.readouterr().err
     assert {p: open(os.path.join(out, p)).read() for p in _listing(out)} == before
     other = tmp_path / "other"
     other.mkdir()

@@ -31,10 +31,13 @@ JSON), ``curve.png`` and ``report.md``.
 :class:`GameConfig` per game: teachers, deals, DAgger rounds, network, the stages' shares of
 the budget); ``--set KEY=VALUE`` changes one for this run (e.g. ``--set dagger_rounds=2``).
 ``--option KEY=VALUE`` sets a rules option of the game (``--option preset=rlcard``); it goes
-to every stage (collections, fits, fine-tuning, arena) and into ``config.json``.  The
-environments' ``actions`` mode is no rules option and is refused: the network scores whole
-plays, and the run's file plays a compact env through
-:class:`cardenvs.compact_seat.CompactAdapter`.
+to every stage (collections, fits, fine-tuning, arena) and into ``config.json``.
+``--option actions=compact`` (the environments' action mode, no rules option) makes the
+final arena play the game in compact mode, the run's file through
+:class:`cardenvs.compact_seat.CompactAdapter`.  The weights do not depend on the mode (the
+network scores whole plays), so the training stages play as in a flat run, and the arena's
+result is the flat arena's, deal by deal; ``config.json`` (``"actions"``), the arena's JSON
+and ``report.md`` record the mode.
 
 **Budget.**  ``--hours`` bounds the whole run: stage ``i`` ends at the sum of the shares of
 stages ``1..i`` of the budget (a stage that ends early leaves its time to the next), through
@@ -132,6 +135,7 @@ def prepare(game: str, options: dict, hours: Optional[float], out: str, resume: 
     one ``resume`` continues); a ``ValueError`` before anything is written."""
     from cardenvs.api import make_game
     from cardenvs.arena import import_agents
+    from cardenvs.core.compact import check_actions, codec_of
 
     cfg = game_config(game, overrides)
     resolved = fit_device(device)
@@ -141,13 +145,15 @@ def prepare(game: str, options: dict, hours: Optional[float], out: str, resume: 
         raise ValueError(f"--hours must be a number > 0, got {hours!r}")
     if isinstance(jobs, bool) or not isinstance(jobs, int) or jobs < 1:
         raise ValueError(f"--jobs must be an int >= 1, got {jobs!r}")
-    if "actions" in options:
-        raise ValueError(f"--option actions={options['actions']!r}: the action mode is the "
-                         f"environment's, not a rules option, and training does not depend on "
-                         f"it: the network scores whole plays, and the file of a run without "
-                         f"it plays a compact env through cardenvs.compact_seat.CompactAdapter "
-                         f"(docs/compact.md)")
+    options = dict(options)
+    actions = options.pop("actions", "flat")  # the arena's action mode, no rules option
+    try:
+        check_actions(actions)
+    except (TypeError, ValueError) as e:
+        raise ValueError(f"--option actions={actions!r}: {e}") from None
     g = make_game(game, **options)  # an unknown option or value is a ValueError naming it
+    if actions == "compact":
+        codec_of(g)  # the game's compact action space, with these options
     agents = import_agents()
     for role, spec in (("teacher", cfg.teacher), ("search teacher", cfg.search),
                        ("opponent", OPPONENT)):
@@ -162,7 +168,8 @@ def prepare(game: str, options: dict, hours: Optional[float], out: str, resume: 
         if old.get("game") != game:
             raise ValueError(f"--resume: {out!r} holds a run of {old.get('game')!r}, not "
                              f"{game!r}")
-        new = {"options": options, "settings": asdict(cfg)}
+        old.setdefault("actions", "flat")  # a run from before the mode was recorded
+        new = {"options": options, "actions": actions, "settings": asdict(cfg)}
         for key, value in new.items():
             if json.loads(json.dumps(value)) != old.get(key):
                 raise ValueError(f"--resume: the run in {out!r} has {key} {old.get(key)}; "
@@ -185,7 +192,7 @@ def prepare(game: str, options: dict, hours: Optional[float], out: str, resume: 
     if os.path.exists(out) and not os.path.isdir(out):
         raise ValueError(f"--out {out!r} is a file")
     hours = 3.0 if hours is None else hours
-    config = {"game": game, "options": options, "hours": hours, "jobs": jobs,
+    config = {"game": game, "options": options, "actions": actions, "hours": hours, "jobs": jobs,
               "device": resolved, "ray": ray, "settings": asdict(cfg), "plan_version": PLAN_VERSION,
               "stages": make_plan(game, cfg, hours, jobs)}
     return config, {"done": {}, "spent_s": {}, "elapsed_s": 0.0}
@@ -238,6 +245,11 @@ class Pipeline:
         self.out, self.config, self.state, self.progress = out, config, state, progress
         self.game = config["game"]
         self.options = config["options"]
+        #: the final arena's action mode (``--option actions=``; the training stages' is flat)
+        self.actions = str(config.get("actions", "flat"))
+        #: the final arena's game options: the rules options, and ``actions`` when compact
+        self.arena_options = dict(self.options, **(
+            {"actions": self.actions} if self.actions != "flat" else {}))
         self.total_s = 3600.0 * float(config["hours"])
         self.jobs = int(config["jobs"])
         #: where the fits and the fine-tuning learn (:func:`fit_device`)
@@ -519,7 +531,8 @@ class Pipeline:
         try:
             deals = self.state.get("arena_deals")
             if deals is None:  # sized to the stage's time by the pace of a few deals
-                run_arena(self.game, agents, 10, seed=st["seed"] + 10**6, options=self.options,
+                run_arena(self.game, agents, 10, seed=st["seed"] + 10**6,
+                          options=self.arena_options,
                           progress=False)
                 per = (time.perf_counter() - t0) / 10
                 left = limit - (time.perf_counter() - t0)
@@ -534,11 +547,12 @@ class Pipeline:
 
                 jobs, pool = max(2, self.jobs), RayPool(self.ray_address)
             settings = run_settings(self.game, parse_agents(agents), deals, st["seed"],
-                                    self.options, "auto", jobs)
+                                    self.arena_options, "auto", jobs)
             if self.progress:
-                print(f"[{i + 1}/{n}] arena: {deals} duplicate deals against {OPPONENT}",
+                mode = " (compact actions)" if self.actions == "compact" else ""
+                print(f"[{i + 1}/{n}] arena: {deals} duplicate deals against {OPPONENT}{mode}",
                       file=sys.stderr, flush=True)
-            res = main_arena(self.game, agents, deals, st["seed"], self.options, out,
+            res = main_arena(self.game, agents, deals, st["seed"], self.arena_options, out,
                              progress=self.progress, stream=table,
                              resume=progress_path(out, settings).exists(), jobs=jobs,
                              pool=pool)
@@ -551,7 +565,7 @@ class Pipeline:
         print(table.getvalue(), file=sys.stderr, end="", flush=True)
         pair, stats = next(iter(res["pairwise"].items()))
         lo, hi = stats["ci"]
-        return {"deals": deals, "seed": st["seed"], "pair": pair,
+        return {"deals": deals, "seed": st["seed"], "pair": pair, "actions": self.actions,
                 "diff": round(float(stats["score_diff"]), 4),
                 "ci": [round(float(lo), 4), round(float(hi), 4)]}
 
@@ -606,7 +620,9 @@ def build_parser(prog: str = "cardenvs train") -> argparse.ArgumentParser:
     p.add_argument("game", help="registry name (cardenvs.GAMES)")
     p.add_argument("--option", "-o", action="append", type=parse_option, default=[],
                    metavar="KEY=VALUE", help="a rules option of the game, for every stage "
-                                             "(repeatable), e.g. preset=rlcard")
+                                             "(repeatable), e.g. preset=rlcard; actions=compact: "
+                                             "the final arena plays the compact env (the "
+                                             "weights do not depend on the mode)")
     p.add_argument("--hours", type=float, default=None,
                    help="the budget of the whole run (default 3; with --resume: the run's)")
     p.add_argument("--out", default=None, help="the run directory (default runs/train_GAME)")

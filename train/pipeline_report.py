@@ -70,7 +70,8 @@ def _what(st: dict, res: dict) -> str:
     if kind == "finetune":
         return f"{res['iterations']} iterations on the score from `{st['init']}`"
     if kind == "arena":
-        return f"{res['deals']:,} duplicate deals against `rules`, seed {res['seed']}"
+        mode = ", compact actions" if res.get("actions") == "compact" else ""
+        return f"{res['deals']:,} duplicate deals against `rules`, seed {res['seed']}{mode}"
     return "this page and curve.png"
 
 
@@ -79,7 +80,10 @@ def write_report(pipe: Any, png: Optional[str]) -> str:
     the stages (minutes spent and budgeted, what each did); returns its path."""
     cfg, state, game = pipe.config, pipe.state, pipe.game
     total_min = 60 * float(cfg["hours"])
+    actions = cfg.get("actions", "flat")
     opts = " ".join(f"--option {k}={v!r}" for k, v in cfg["options"].items())
+    if actions != "flat":
+        opts = " ".join(filter(None, (opts, f"--option actions={actions!r}")))
     lines = [f"# `cardenvs train {game}`: report", "",
              f"Command: `cardenvs train {game} {opts + ' ' if opts else ''}--hours "
              f"{cfg['hours']:g} --out {pipe.out}` ({cfg['jobs']} job(s)); every setting is in "
@@ -92,6 +96,13 @@ def write_report(pipe: Any, png: Optional[str]) -> str:
                   f"`rules`: **{arena['diff']:+.2f} [{lo:+.2f}, {hi:+.2f}]** points per deal "
                   f"(`{arena['pair']}`, paired over {arena['deals']:,} duplicate deals, 95% CI; "
                   f"seed {arena['seed']}, whose deals no stage trained on; `arena/`).", ""]
+    lines += [f"**Action mode**: `{actions}`: " + (
+        "the arena played the game with `actions=\"compact\"`, the network deciding whole "
+        "plays through `cardenvs.compact_seat.CompactAdapter` (the result is the flat "
+        "arena's, deal by deal).  " if actions == "compact" else
+        "the arena played the game with whole actions.  ") +
+        "The weights do not depend on the mode: the network scores whole plays, and the "
+        "training stages played whole plays.", ""]
     if png:
         lines += [f"![learning curve]({os.path.basename(png)})", ""]
     lines += ["| stage | minutes (budget) | what it did |", "| --- | --- | --- |"]
