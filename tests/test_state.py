@@ -16,8 +16,20 @@ from cardenvs import doudizhu4_v0
 from cardenvs.api import make_game
 from cardenvs.core.state import (
     CUR, FIRST, LANDLORD, LAST_ROW, LAST_SEAT, MAXLOG, NLOG, NPASS, PHASE, hand_off, kitty_off,
-    log_entry, log_off, played_off,
+    log_entry, log_off, n_active, next_active, played_off,
 )
+
+
+def test_active_seat_helpers():
+    # per-seat entries at 3..6 (0 = still in the hand); seats 1 and 3 are in
+    s = np.array([9, 9, 9, 2, 0, 1, 0, 9], np.int64)
+    assert n_active(s, 3, 4) == 2
+    assert [next_active(s, 3, q, 4) for q in range(4)] == [1, 3, 3, 1]  # the seat itself never
+    s[3 + 3] = 1
+    assert n_active(s, 3, 4) == 1
+    assert next_active(s, 3, 1, 4) == -1 and next_active(s, 3, 2, 4) == 1
+    s[3:7] = 5
+    assert n_active(s, 3, 4) == 0 and next_active(s, 3, 0, 4) == -1
 
 
 def test_log_ring_buffer_survives_more_than_maxlog_actions():

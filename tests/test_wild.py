@@ -10,9 +10,12 @@ can stand in.
 
 from __future__ import annotations
 
+import importlib
+
 import numpy as np
 import pytest
 
+from cardenvs.api import make_game
 from cardenvs.core.cards import NSLOT, Deck
 from cardenvs.core.combos import (
     AIRPLANE, AIRPLANE_PAIRS, BOMB, PAIR, PAIR_CHAIN, ROCKET, SINGLE, STRAIGHT, TRIO, TRIO_PAIR,
@@ -21,7 +24,8 @@ from cardenvs.core.combos import (
 from cardenvs.core.reference import beats, classify
 from cardenvs.core.table import Table
 from cardenvs.core.wild import (
-    WildReading, classify_wild, gen_legal_wild, min_wilds, popcount, reference_legal_wild, wild_rows,
+    WildReading, classify_wild, gen_legal_wild, min_wilds, pack_wild_rows, popcount,
+    reference_legal_wild, wild_rows, wild_rows_at,
 )
 
 ORDER = "3456789TJQKA2BR"
@@ -186,3 +190,29 @@ def test_classify_wild_needs_a_natural(one):
     assert {(d.format(w.effective), w.reading.family)
             for w in classify_wild(d.parse("BR"), one.rules, one.js, one.js)} == {("BR", ROCKET)}
     assert {w.reading.family for w in classify_wild(d.parse("7B"), one.rules, one.js, one.js)} == {PAIR}
+
+
+def test_wild_rows_round_trip_through_an_options_vector(two):
+    wr = two.wr
+    T = len(wr.wfix)
+    o = np.full(7 + 3 * T + 2, -5, np.int64)
+    pack_wild_rows(o, wr, 3, 1, 5, 7)
+    assert (o[3], o[1], o[5]) == (wr.jall, wr.wslots, T)
+    assert o[0] == o[2] == o[4] == o[6] == o[-1] == o[-2] == -5  # nothing else written
+    back = wild_rows_at(o, 3, 1, 5, 7)
+    assert (back.jall, back.wslots) == (wr.jall, wr.wslots)
+    for a, b in zip(back[2:], wr[2:]):
+        assert np.array_equal(a, b)
+    with pytest.raises(ValueError, match="no room for"):
+        pack_wild_rows(np.zeros(7 + 3 * T - 1, np.int64), wr, 3, 1, 5, 7)
+
+
+@pytest.mark.parametrize("name", ["wulong", "niangniang"])
+def test_games_read_their_wild_rows_from_their_options(name):
+    lay = importlib.import_module(f"cardenvs.games.{name}_layout")
+    g = make_game(name)
+    own = g.wr if name == "wulong" else g.wild
+    back = wild_rows_at(g.opts, lay.O_JALL, lay.O_WSLOTS, lay.O_T, lay.N_OPTS)
+    assert back.jall == own.jall and back.wslots == own.wslots and back.wslots != 0
+    for a, b in zip(back[2:], own[2:]):
+        assert len(a) == len(g.table) and np.array_equal(a, b)

@@ -97,6 +97,29 @@ def hand_size(s, seat):
 
 
 @njit(**HOT_INLINE)
+def next_active(s, at, seat, n):
+    """The first seat after ``seat`` in turn order (``seat`` itself excluded) that is still in
+    the hand, in a game that keeps a per-seat entry ``s[at + q]`` which is 0 while seat ``q``
+    is (a status or a place); -1 if no other seat is."""
+    for j in range(1, n):
+        q = (seat + j) % n
+        if s[at + q] == 0:
+            return q
+    return -1
+
+
+@njit(**HOT_INLINE)
+def n_active(s, at, n):
+    """How many of the ``n`` seats are still in the hand (``s[at + q] == 0``, as in
+    :func:`next_active`)."""
+    k = 0
+    for q in range(n):
+        if s[at + q] == 0:
+            k += 1
+    return k
+
+
+@njit(**HOT_INLINE)
 def legal_play_rows(s, tab, out, n_pass_id):
     """Legal actions of the seat to move in the play phase (rows, then pass if following)."""
     seat = s[CUR]

@@ -103,7 +103,32 @@ def wild_rows(counts: np.ndarray, joker_slots: Sequence[int], wild_slots: Sequen
                     natmax.astype(np.int64))
 
 
+def pack_wild_rows(o: np.ndarray, wr: WildRows, jall_at: int, wslots_at: int, t_at: int,
+                   rows_at: int) -> None:
+    """Write ``wr`` into a game's options vector ``o``, where :func:`wild_rows_at` reads it:
+    ``jall``, ``wslots`` and the number of rows T at ``o[jall_at]``, ``o[wslots_at]``,
+    ``o[t_at]``, then ``wfix``, ``over`` and ``natmax`` (T each) from ``o[rows_at]`` on."""
+    T = len(wr.wfix)
+    if len(o) < rows_at + 3 * T:
+        raise ValueError(f"the options vector ({len(o)} entries) has no room for {T} rows of "
+                         f"WildRows from entry {rows_at} on")
+    o[jall_at], o[wslots_at], o[t_at] = wr.jall, wr.wslots, T
+    o[rows_at:rows_at + T] = wr.wfix
+    o[rows_at + T:rows_at + 2 * T] = wr.over
+    o[rows_at + 2 * T:rows_at + 3 * T] = wr.natmax
+
+
 # -- numba kernels ----------------------------------------------------------------------------------
+
+
+@njit(cache=True, inline="always")
+def wild_rows_at(o, jall_at, wslots_at, t_at, rows_at):
+    """The :class:`WildRows` that :func:`pack_wild_rows` wrote into the options vector ``o``
+    at these entries (views of ``o``; a game passes its layout's constants)."""
+    T = o[t_at]
+    a = rows_at
+    return WildRows(o[jall_at], o[wslots_at], o[a:a + T], o[a + T:a + 2 * T],
+                    o[a + 2 * T:a + 3 * T])
 
 
 @njit(cache=True, inline="always")

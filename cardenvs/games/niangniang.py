@@ -95,7 +95,7 @@ from ..core.state import (
     P_DONE, P_PLAY, hand_off, kitty_off, played_off,
 )
 from ..core.validate import StateField
-from ..core.wild import WildPlay, find_wild, format_wild, sort_wild, wild_rows
+from ..core.wild import WildPlay, find_wild, format_wild, pack_wild_rows, sort_wild, wild_rows
 # the game's numbers, kernels and observation are the modules below; the names other modules
 # and the tests import from this one (the layout, the kernels, the observation) are re-exported
 from .niangniang_layout import (  # noqa: F401
@@ -211,12 +211,7 @@ class Niangniang(Game):
         o[O_REWARD] = int(reward == "win_loss")
         o[O_THREE] = self.order.index("3")
         o[O_DEAD] = sum(1 << self.order.index(c) for c in "32BR")
-        o[O_JALL] = self.wild.jall
-        o[O_WSLOTS] = self.wild.wslots
-        o[O_T] = T
-        o[N_OPTS:N_OPTS + T] = self.wild.wfix
-        o[N_OPTS + T:N_OPTS + 2 * T] = self.wild.over
-        o[N_OPTS + 2 * T:] = self.wild.natmax
+        pack_wild_rows(o, self.wild, O_JALL, O_WSLOTS, O_T, N_OPTS)
         super().__init__(o)
 
     base_state_size = STATE_SIZE

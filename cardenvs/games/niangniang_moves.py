@@ -17,7 +17,7 @@ from ..core.combos import ComboRules, enumerate_plays
 from ..core.kernels import fits, planes
 from ..core.state import CUR, LAST_ROW, PHASE, P_PLAY, follows, hand_off, kitty_off, two_choices
 from ..core.table import Table, cached
-from ..core.wild import WildRows, gen_legal_wild
+from ..core.wild import gen_legal_wild, wild_rows_at
 from .niangniang_layout import (
     A_JMIN, A_PENDING, FAST, HAND, JB, JR, N_OPTS, NNAT, NP, NR, O_BOMBSONLY, O_JALL, O_JOKER0,
     O_PASS, O_RET0, O_REVEAL0, O_T, O_TAKE0, O_WSLOTS, ORDERS, P_JOKER, P_RETURN, P_REVEAL,
@@ -50,13 +50,6 @@ def play_table(rank_order: str = "standard", allow_trio_single: bool = False,
 # -- what a hand can play ------------------------------------------------------------------------
 
 
-@njit(**FAST, inline="always")
-def _wr(tab, o):
-    T = o[O_T]
-    a = N_OPTS
-    return WildRows(o[O_JALL], o[O_WSLOTS], o[a:a + T], o[a + T:a + 2 * T], o[a + 2 * T:a + 3 * T])
-
-
 @njit(**FAST)
 def _row_fits(h, t, tab, o):
     """Whether hand ``h`` can make effective row ``t`` with its jokers (scope rules included)."""
@@ -82,7 +75,7 @@ def _row_fits(h, t, tab, o):
 @njit(**FAST)
 def legal_wild_rows(h, prev, tab, o, out):
     """Legal play rows of hand ``h`` against row ``prev`` (-1 = free lead); returns the count."""
-    k = gen_legal_wild(h, prev, tab, _wr(tab, o), out)
+    k = gen_legal_wild(h, prev, tab, wild_rows_at(o, O_JALL, O_WSLOTS, O_T, N_OPTS), out)
     if o[O_BOMBSONLY] == 1:
         lo, hi = planes(h)
         m = 0

@@ -16,7 +16,7 @@ from ..core.kernels import rng_below, shuffle
 from ..core.state import (
     CUR, FIRST, LANDLORD, LAST_ROW, LAST_SEAT, NPASS, NREDEAL, PHASE, PLAYS0, P_DONE, P_PLAY,
     REW0, RNG, WINNER, clear_state_unset, deal_in_order, hand_off, kitty_off, log_action,
-    no_trick, played_off, put_deal, start_play_phase,
+    n_active, next_active, no_trick, played_off, put_deal, start_play_phase,
 )
 from .niangniang_layout import (
     A_HANDNO, A_JMIN, A_NRET, A_NSTUCK, A_NTAKE, A_NTOP, A_PASSED, A_PENDING, FAST, HAND, JB, JR,
@@ -34,24 +34,6 @@ from .niangniang_moves import _vol_mask
 @njit(**FAST)
 def _active(s, q):
     return s[X_PLACE + q] == 0
-
-
-@njit(**FAST)
-def _next_active(s, seat):
-    for k in range(1, NP + 1):
-        q = (seat + k) % NP
-        if s[X_PLACE + q] == 0:
-            return q
-    return -1
-
-
-@njit(**FAST)
-def _n_active(s):
-    k = 0
-    for q in range(NP):
-        if s[X_PLACE + q] == 0:
-            k += 1
-    return k
 
 
 @njit(cache=True)
@@ -336,10 +318,10 @@ def _finalize(s, o, tab, seat, t):
     elif left == 1 and s[ho + JB] + s[ho + JR] == 1:
         s[X_PLACE + seat] = NP - s[A_NSTUCK]  # stuck: from the bottom, earlier = lower
         s[A_NSTUCK] += 1
-    if _n_active(s) <= 1:
+    if n_active(s, X_PLACE, NP) <= 1:
         _end_hand(s, o)
         return
-    s[CUR] = _next_active(s, seat)
+    s[CUR] = next_active(s, X_PLACE, seat, NP)
 
 
 @njit(cache=True)
@@ -358,9 +340,9 @@ def _pass(s, seat):
         s[A_PASSED] = 0
         for r in range(16):
             s[X_LJ + r] = 0
-        s[CUR] = last if _active(s, last) else _next_active(s, last)
+        s[CUR] = last if _active(s, last) else next_active(s, X_PLACE, last, NP)
     else:
-        s[CUR] = _next_active(s, seat)
+        s[CUR] = next_active(s, X_PLACE, seat, NP)
 
 
 @njit(cache=True)

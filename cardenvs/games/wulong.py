@@ -106,7 +106,7 @@ from ..core.state import (
     P_PLAY, PHASE, WINNER, hand_off, kitty_off,
 )
 from ..core.validate import StateField
-from ..core.wild import find_wild, format_wild, parse_wild, sort_wild, wild_rows
+from ..core.wild import find_wild, format_wild, pack_wild_rows, parse_wild, sort_wild, wild_rows
 from .wulong_deal import parse_suited, reset, reset_custom
 from .wulong_layout import (
     A_DEALER, A_LEADER, A_LOSER, A_NFAIL, A_NOUT, A_NREC, A_PASSED, A_PEND, EV, FIRST_LEAD_SUITS,
@@ -201,12 +201,8 @@ class Wulong(Game):
         o[O_COMPLETE] = int(play_to_completion)
         o[O_REWARD] = 1 if reward == "win_loss" else 0
         o[O_NRANKS], o[O_DEPTH], o[O_RECENT] = NR, depth, K_REC
-        o[O_T] = T
-        o[O_JALL], o[O_WSLOTS] = wr.jall, wr.wslots
         o[O_SUIT0:O_SUIT0 + 4] = FIRST_LEAD_SUITS[first_lead]
-        o[N_OPTS:N_OPTS + T] = wr.wfix
-        o[N_OPTS + T:N_OPTS + 2 * T] = wr.over
-        o[N_OPTS + 2 * T:N_OPTS + 3 * T] = wr.natmax
+        pack_wild_rows(o, wr, O_JALL, O_WSLOTS, O_T, N_OPTS)
         self.wr = wr
         super().__init__(o)
 

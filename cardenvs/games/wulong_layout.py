@@ -25,7 +25,7 @@ P_WILD = 3
 PHASE_NAMES = ("deal", "play", "done", "wilds")
 
 # seat status
-ST_ACTIVE, ST_OUT, ST_FAILED = 0, 1, 2
+ST_ACTIVE, ST_OUT, ST_FAILED = 0, 1, 2  # active is 0: cardenvs.core.state.next_active
 STATUS_NAMES = ("active", "out", "failed")
 
 # -- state: header slots of this game (AUX0 is the core's PLAY_START) ------------------------

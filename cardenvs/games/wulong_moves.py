@@ -19,10 +19,8 @@ from ..core.combos import (
 from ..core.kernels import planes
 from ..core.state import hand_off
 from ..core.table import Table, cached
-from ..core.wild import WildRows, popcount, wild_count
-from .wulong_layout import (
-    HAND, JB, JR, N_OPTS, NAT, NR, O_JALL, O_LK, O_T, O_WB, O_WR, O_WSLOTS, ORDER,
-)
+from ..core.wild import popcount, wild_count
+from .wulong_layout import HAND, JB, JR, NAT, NR, O_LK, O_WB, O_WR, ORDER
 
 
 def combo_rules(wild_jokers: str = "both") -> ComboRules:
@@ -60,14 +58,6 @@ def play_table(wild_jokers: str = "both", joker_order: str = "big_over_small") -
 
 
 # -- kernels: which rows fit a hand -----------------------------------------------------------
-
-
-@njit(cache=True, inline="always")
-def wild_rows_of(o):
-    """The game's :class:`WildRows`, kept in the options vector."""
-    T = o[O_T]
-    a = N_OPTS
-    return WildRows(o[O_JALL], o[O_WSLOTS], o[a:a + T], o[a + T:a + 2 * T], o[a + 2 * T:a + 3 * T])
 
 
 @njit(cache=True)

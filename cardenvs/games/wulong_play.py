@@ -12,38 +12,17 @@ from numba import njit
 
 from ..core.state import (
     CUR, LAST_ROW, LAST_SEAT, P_DONE, P_PLAY, PHASE, PLAYS0, REW0, WINNER, follows, hand_off,
-    log_action, played_off,
+    log_action, n_active, next_active, played_off,
 )
+from ..core.wild import wild_rows_at
 from .wulong_layout import (
-    A_LOSER, A_NFAIL, A_NOUT, A_NREC, A_PASSED, A_PEND, EV, JB, JR, K_REC, MAX_DECLARE, NAT,
-    NP, NPICK, O_COMPLETE, O_DECL, O_DONE, O_PASS, O_PICKB, O_PICKR, O_REWARD, O_WB, O_WR,
-    P_WILD, ST_ACTIVE, ST_FAILED, ST_OUT, X_DECL, X_FAILPOS, X_LB, X_LR, X_OUTPOS, X_PB,
-    X_PLEN, X_PR, X_PSEQ, X_REC, X_STATUS,
+    A_LOSER, A_NFAIL, A_NOUT, A_NREC, A_PASSED, A_PEND, EV, JB, JR, K_REC, MAX_DECLARE, N_OPTS,
+    NAT, NP, NPICK, O_COMPLETE, O_DECL, O_DONE, O_JALL, O_PASS, O_PICKB, O_PICKR, O_REWARD, O_T,
+    O_WB, O_WR, O_WSLOTS, P_WILD, ST_ACTIVE, ST_FAILED, ST_OUT, X_DECL, X_FAILPOS, X_LB, X_LR,
+    X_OUTPOS, X_PB, X_PLEN, X_PR, X_PSEQ, X_REC, X_STATUS,
 )
-from .wulong_moves import gen_rows, row_fits, wild_rows_of
+from .wulong_moves import gen_rows, row_fits
 from .wulong_wilds import declared_row_ok, scan_realisations, top_card
-
-
-# -- seats ----------------------------------------------------------------------------------------
-
-
-@njit(cache=True)
-def _next_active(s, seat):
-    """The next active seat after ``seat`` (``seat`` itself excluded); -1 if none."""
-    for j in range(1, NP):
-        q = (seat + j) % NP
-        if s[X_STATUS + q] == ST_ACTIVE:
-            return q
-    return -1
-
-
-@njit(cache=True)
-def _n_active(s):
-    k = 0
-    for q in range(NP):
-        if s[X_STATUS + q] == ST_ACTIVE:
-            k += 1
-    return k
 
 
 # -- legal actions --------------------------------------------------------------------------------
@@ -150,7 +129,7 @@ def is_legal(s, a, tab, o):
         return False
     if not follows(tab, prev, a):
         return False
-    if not row_fits(s, seat, a, tab, wild_rows_of(o)):
+    if not row_fits(s, seat, a, tab, wild_rows_at(o, O_JALL, O_WSLOTS, O_T, N_OPTS)):
         return False
     if s[X_DECL + seat] == 1:
         top, m = top_card(s, seat, o)
@@ -209,7 +188,7 @@ def _settle(s, o):
 @njit(cache=True)
 def _hand_over(s, o):
     """Whether the hand ends now (README: as soon as the 头家 is known and the payer fixed)."""
-    n_act = _n_active(s)
+    n_act = n_active(s, X_STATUS, NP)
     w = s[WINNER]
     if w < 0:
         return n_act == 0  # everyone failed before anyone went out: void
@@ -277,7 +256,7 @@ def _apply(s, o, tab, row):
     if _hand_over(s, o):
         _settle(s, o)
         return
-    nxt = _next_active(s, seat)
+    nxt = next_active(s, X_STATUS, seat, NP)
     if nxt < 0:  # alone among the active players: the trick is his, he leads again
         s[LAST_ROW] = -1
         s[A_PASSED] = 0
@@ -351,7 +330,7 @@ def _pass(s):
     _record(s, seat, -1, s[X_LB:X_LB + NAT], s[X_LR:X_LR + NAT])
     for q in range(NP):
         if q != last and s[X_STATUS + q] == ST_ACTIVE and ((s[A_PASSED] >> q) & 1) == 0:
-            s[CUR] = _next_active(s, seat)
+            s[CUR] = next_active(s, X_STATUS, seat, NP)
             return
     # every other active player passed: the trick ends
     s[LAST_ROW] = -1
@@ -359,7 +338,7 @@ def _pass(s):
     for r in range(NAT):
         s[X_LB + r] = 0
         s[X_LR + r] = 0
-    s[CUR] = last if s[X_STATUS + last] == ST_ACTIVE else _next_active(s, last)
+    s[CUR] = last if s[X_STATUS + last] == ST_ACTIVE else next_active(s, X_STATUS, last, NP)
 
 
 @njit(cache=True)
