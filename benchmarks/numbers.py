@@ -18,7 +18,9 @@ whose text differs from what its sources give.  The sources:
 * ``speed``: the masked-random env loop and raw-engine rows of ``benchmarks/results.md``
   (``benchmarks.run``);
 * ``weights``: the files in ``agents/weights/`` (their sha256 and metadata) with their
-  strength from the arena results.
+  strength from the arena results;
+* ``pipeline``: the ``cardenvs train`` runs recorded in ``benchmarks/results/pipeline/``
+  (``benchmarks.pipeline_results``), each against the shipped agent's strength result.
 """
 
 from __future__ import annotations
@@ -36,6 +38,7 @@ RESULTS = ROOT / "benchmarks" / "results"
 STRENGTH = RESULTS / "strength"
 MAIN_JOB = RESULTS / "main_job.txt"
 WEIGHTS = ROOT / "agents" / "weights"
+PIPELINE = RESULTS / "pipeline"
 
 #: the documents that hold generated blocks
 DOCUMENTS = ("README.md", "agents/weights/README.md", "docs/results.md")
@@ -247,9 +250,70 @@ def block_charts() -> str:
     return "\n".join(lines)
 
 
+def pipeline_runs() -> list[dict]:
+    """The ``cardenvs train`` runs recorded by :mod:`benchmarks.pipeline_results`: per folder
+    its ``config``, ``state``, arena result (``arena``) and folder (``_dir``), in registry
+    order, then by budget."""
+    from cardenvs import GAMES
+
+    runs = []
+    for path in sorted(PIPELINE.glob("*/config.json")):
+        run = path.parent
+        arena = [p for p in sorted((run / "arena").glob("*.json"))
+                 if not p.name.endswith(".progress.json")]
+        if len(arena) != 1:
+            raise ValueError(f"{run}: {len(arena)} arena results (one expected)")
+        runs.append({"config": json.loads(path.read_text(encoding="utf-8")),
+                     "state": json.loads((run / "state.json").read_text(encoding="utf-8")),
+                     "arena": json.loads(arena[0].read_text(encoding="utf-8")),
+                     "_dir": f"benchmarks/results/pipeline/{run.name}"})
+    order = {g: i for i, g in enumerate(GAMES)}
+    return sorted(runs, key=lambda r: (order.get(r["config"]["game"], 99),
+                                       float(r["config"]["hours"]), r["_dir"]))
+
+
+def _overlap(a: list, b: list) -> bool:
+    return a[0] <= b[1] and b[0] <= a[1]
+
+
+def block_pipeline() -> str:
+    """One row per recorded ``cardenvs train`` run: the game and budget, options, stages
+    completed, its file against ``rules`` (the run's arena JSON) beside the shipped agent's
+    result against ``rules`` (the strength results), and whether the two CIs overlap."""
+    from cardenvs import make_game
+
+    rows = ["| run | options | --hours | stages completed | its file − rules (deals) | "
+            "shipped `trained` − rules | CIs overlap |",
+            "| --- | --- | ---: | ---: | ---: | ---: | --- |"]
+    for run in pipeline_runs():
+        cfg, state, arena = run["config"], run["state"], run["arena"]
+        game, hours = cfg["game"], float(cfg["hours"])
+        opts = dict(cfg.get("options") or {})
+        shipped = find_result(game, "trained", "rules", opts)  # the rules options only
+        if cfg.get("actions", "flat") != "flat":
+            opts["actions"] = cfg["actions"]
+        names = [st["name"] for st in cfg["stages"]]
+        done = sum(n in state["done"] for n in names)
+        _, st = _pair(arena)
+        mine = f"**{_ci(st, _digits(st['score_diff']))}** ({arena['deals']:,})"
+        theirs, overlap = "—", "—"
+        if shipped is not None:
+            _, sst = _pair(shipped)
+            theirs = f"{_ci(sst, _digits(sst['score_diff']))} ({shipped['deals']:,})"
+            overlap = "yes" if _overlap(st["ci"], sst["ci"]) else "no"
+        title = make_game(game).info.title
+        rows.append(f"| [{title}, a {hours:g} h run](../{run['_dir']}/report.md) | "
+                    f"{', '.join(f'`{k}={v!r}`' for k, v in opts.items()) or 'defaults'} | "
+                    f"{hours:g} | {done} of {len(names)} | {mine} | {theirs} | {overlap} |")
+    if len(rows) == 2:
+        return "No `cardenvs train` run is recorded yet.\n"
+    return "\n".join(rows) + "\n"
+
+
 BLOCKS: dict[str, Callable[[], str]] = {
     "games": block_games, "strength": block_strength, "main-job": block_main_job,
     "speed": block_speed, "weights": block_weights, "charts": block_charts,
+    "pipeline": block_pipeline,
 }
 
 
