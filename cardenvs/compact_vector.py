@@ -15,6 +15,14 @@ Outputs, as :class:`~cardenvs.vector.VectorGame`'s (read them, copy what you kee
 whose decision did not complete a play), ``seat``, ``states``, ``seeds``, ``deals``;
 :attr:`completed` says which slots' last decision completed a play and :attr:`history_play`
 holds each slot's last completed flat id (``-1`` before one).
+
+A step is one kernel call before the flat engine and the engine call itself: :func:`_vdecide`
+checks and applies the decisions (the offered ids come ascending: a binary search checks
+one) and gathers the completed plays; the engine steps them without checking them again
+(``OP_STEP_LEGAL``), writes their next compact first decisions while their flat legal ids are
+at hand (:func:`cardenvs.core.compact.first_decisions`) and encodes their observations
+straight into this batch's wider rows; ``rewards`` and ``done`` are the engine's own arrays.
+Nothing is copied or allocated per step.
 """
 
 from __future__ import annotations
@@ -24,84 +32,108 @@ from typing import Any, Optional, Sequence, Union
 import numpy as np
 from numba import njit
 
-from .core.compact import codec_of
+from .core.compact import codec_of, insert_distinct
+from .vector_kernels import C_CMARKS, OP_STEP_LEGAL
 
 
 @njit(cache=True)
-def _vfirst(slots, vlegal, vn, first, mark, legal, n_legal, body, jj, nc):
-    """A new first decision in each slot of ``slots``: the distinct first decisions of its
-    flat legal ids; ``mark[i]`` marks exactly them."""
-    C = mark.shape[1]
-    for t in range(slots.shape[0]):
+def _vdecide(slots, acts, u, vlegal, vn, first, seq, ntok, body_row, n_other, n_play, marks,
+             mark, legal, n_legal, body, jj, prefix, cand, nc, completed, history, wslots,
+             wflat):
+    """Check, then apply, one compact decision per slot of ``slots``.
+
+    ``acts[t]`` is slot ``slots[t]``'s decision; with ``u`` non-empty it is drawn here:
+    ``legal[i, int(u[t] * n_legal[i])]`` (a uniform offered decision for uniforms ``u[t]`` in
+    ``[0, 1)``).  Every decision is checked before any applies (a binary search of the
+    slot's ascending legal ids): the first ``t`` whose decision is not offered returns
+    ``-(t + 1)`` and nothing changes.  Otherwise ``completed[i]`` says whether slot ``i``'s
+    decision completed a play (every slot's flag is cleared first), ``history[i]`` is then
+    the play's flat id and the slot has no partial play left (the flat engine writes its next
+    first decisions); a slot with kickers left gets the next kicker's legal ids (and marks,
+    with ``marks``).  The completed plays are gathered, in order, as ``(wslots[:m],
+    wflat[:m])`` for the flat engine; returns ``m``."""
+    T = slots.shape[0]
+    for t in range(T):
         i = slots[t]
-        for k in range(n_legal[i]):
-            mark[i, legal[i, k]] = 0
-            legal[i, k] = -1
-        for k in range(vn[i]):
-            mark[i, first[vlegal[i, k]]] = 1
-        m = 0
-        for c in range(C):
-            if mark[i, c]:
-                legal[i, m] = c
-                m += 1
-        n_legal[i] = m
-        body[i] = -1
-        jj[i] = 0
-        nc[i] = 0
-
-
-@njit(cache=True)
-def _vchoose(slots, acts, vlegal, vn, first, seq, ntok, body_row, n_other, n_play,
-             mark, legal, n_legal, body, jj, prefix, cand, nc, flat):
-    """Apply the offered compact decision ``acts[t]`` in slot ``slots[t]``: ``flat[t]`` is
-    the flat action it completes, or ``-1`` when kickers remain (the slot's legal ids are
-    then the next kicker's)."""
-    for t in range(slots.shape[0]):
+        n = n_legal[i]
+        if u.shape[0] > 0:
+            if n == 0:  # a finished slot (auto_reset=False)
+                acts[t] = -1
+                return -(t + 1)
+            acts[t] = legal[i, int(u[t] * n)]
+            continue
+        a = acts[t]
+        lo = 0
+        hi = n
+        while lo < hi:
+            mid = (lo + hi) >> 1
+            if legal[i, mid] < a:
+                lo = mid + 1
+            else:
+                hi = mid
+        if lo == n or legal[i, lo] != a:
+            return -(t + 1)
+    for i in range(completed.shape[0]):
+        completed[i] = False
+    m = 0
+    for t in range(T):
         i = slots[t]
         a = acts[t]
-        flat[t] = -1
+        f = -1
         if body[i] < 0:
             if a < n_other:
-                flat[t] = n_play + a
-                continue
-            b = a - n_other
-            if ntok[b] == 0:
-                flat[t] = body_row[b]
-                continue
-            body[i] = b
-            jj[i] = 0
-            m = 0
-            for k in range(vn[i]):
-                if first[vlegal[i, k]] == a:
-                    cand[i, m] = vlegal[i, k]
-                    m += 1
-            nc[i] = m
+                f = n_play + a
+            else:
+                b = a - n_other
+                if ntok[b] == 0:
+                    f = body_row[b]
+                else:
+                    body[i] = b
+                    jj[i] = 0
+                    k2 = 0
+                    for k in range(vn[i]):
+                        if first[vlegal[i, k]] == a:
+                            cand[i, k2] = vlegal[i, k]
+                            k2 += 1
+                    nc[i] = k2
         else:
             j = jj[i]
-            m = 0
+            k2 = 0
             for k in range(nc[i]):
                 if seq[cand[i, k], j] == a:
-                    cand[i, m] = cand[i, k]
-                    m += 1
-            nc[i] = m
+                    cand[i, k2] = cand[i, k]
+                    k2 += 1
+            nc[i] = k2
             prefix[i, j] = a
             jj[i] = j + 1
             if jj[i] == ntok[body[i]]:
-                flat[t] = cand[i, 0]
-                continue
-        # the next kicker's legal ids
-        for k in range(n_legal[i]):
-            mark[i, legal[i, k]] = 0
-            legal[i, k] = -1
+                f = cand[i, 0]
+        if f >= 0:
+            completed[i] = True
+            history[i] = f
+            body[i] = -1
+            jj[i] = 0
+            nc[i] = 0
+            wslots[m] = i
+            wflat[m] = f
+            m += 1
+            continue
+        # the next kicker's legal ids: the distinct ones among the candidates, ascending
+        n_old = n_legal[i]
+        if marks:
+            for k in range(n_old):
+                mark[i, legal[i, k]] = 0
         j = jj[i]
+        k2 = 0
         for k in range(nc[i]):
-            mark[i, seq[cand[i, k], j]] = 1
-        m = 0
-        for c in range(mark.shape[1]):
-            if mark[i, c]:
-                legal[i, m] = c
-                m += 1
-        n_legal[i] = m
+            k2 = insert_distinct(legal, i, k2, seq[cand[i, k], j])
+        for k in range(k2, n_old):
+            legal[i, k] = -1
+        if marks:
+            for k in range(k2):
+                mark[i, legal[i, k]] = 1
+        n_legal[i] = k2
+    return m
 
 
 @njit(cache=True)
@@ -134,66 +166,6 @@ def _vextras(slots, body, jj, prefix, body_counts, body_family, body_unit, ntok,
         out[i, o + 2] = 1.0
 
 
-@njit(cache=True)
-def _vpost(slots, flat, vlegal, vn, vobs, vrew, vdone, first, mark, legal, n_legal, body, jj,
-           prefix, nc, rewards, done, completed, history, obs, masks, observe, use_masks,
-           body_counts, body_family, body_unit, ntok, kick_rank, kick_unit, k0, R, D, n_fam,
-           max_kick, D0):
-    """After a step: the slots whose decision completed a play (``flat[t] >= 0``, the flat
-    engine has moved them) get a new first decision, their flat observation, rewards and
-    ``done``; every stepped slot its partial-play fields and mask row."""
-    C = mark.shape[1]
-    P = rewards.shape[1]
-    for t in range(slots.shape[0]):
-        i = slots[t]
-        if flat[t] >= 0:
-            completed[i] = True
-            history[i] = flat[t]
-            for p in range(P):
-                rewards[i, p] = vrew[i, p]
-            done[i] = vdone[i]
-            for k in range(n_legal[i]):
-                mark[i, legal[i, k]] = 0
-                legal[i, k] = -1
-            m = 0
-            for k in range(vn[i]):  # distinct first decisions, then sorted (few of them)
-                x = first[vlegal[i, k]]
-                if mark[i, x] == 0:
-                    mark[i, x] = 1
-                    legal[i, m] = x
-                    m += 1
-            for u in range(1, m):  # insertion sort, in place
-                x = legal[i, u]
-                v = u - 1
-                while v >= 0 and legal[i, v] > x:
-                    legal[i, v + 1] = legal[i, v]
-                    v -= 1
-                legal[i, v + 1] = x
-            n_legal[i] = m
-            body[i] = -1
-            jj[i] = 0
-            nc[i] = 0
-            if observe:
-                obs[i, :D0] = vobs[i]
-        if use_masks:
-            for c in range(C):
-                masks[i, c] = mark[i, c]
-    if observe:
-        _vextras(slots, body, jj, prefix, body_counts, body_family, body_unit, ntok, kick_rank,
-                 kick_unit, k0, R, D, n_fam, max_kick, obs, D0)
-
-
-@njit(cache=True)
-def _vcheck(slots, acts, mark):
-    """The first ``t`` whose ``acts[t]`` is not offered in slot ``slots[t]`` (``-1``: none)."""
-    C = mark.shape[1]
-    for t in range(slots.shape[0]):
-        a = acts[t]
-        if a < 0 or a >= C or mark[slots[t], a] == 0:
-            return t
-    return -1
-
-
 class CompactVectorGame:
     """``n`` games in compact mode (see the module docstring); the arguments are
     :class:`cardenvs.vector.VectorGame`'s."""
@@ -219,17 +191,32 @@ class CompactVectorGame:
         C = c.n
         self.legal = np.full((n, C), -1, np.int64)
         self.n_legal = np.zeros(n, np.int64)
-        self._mark = np.zeros((n, C), np.int8)
+        #: 1 at the offered compact ids of each slot (kept with masks=True: the masks)
+        self._mark = np.zeros((n if self.use_masks else 1, C if self.use_masks else 1), np.int8)
         self._body = np.full(n, -1, np.int64)
         self._j = np.zeros(n, np.int64)
         self._prefix = np.full((n, max(c.max_kick, 1)), -1, np.int64)
         self._cand = np.zeros((n, vg.max_legal), np.int64)
         self._nc = np.zeros(n, np.int64)
-        self._flat = np.zeros(n, np.int64)
+        self._wslots = np.zeros(n, np.int64)  # the completed plays, for the flat engine
+        self._wflat = np.zeros(n, np.int64)
+        self._acts = np.zeros(n, np.int64)  # step_random's decisions
+        self._u = np.zeros(n, np.float64)  # and its uniforms
+        self._no_u = np.zeros(0, np.float64)
         self._obs = np.zeros((n if self.observe else 1, self.obs_size), np.float32)
-        self._masks = np.zeros((n if self.use_masks else 1, C if self.use_masks else 1), np.int8)
-        self.rewards = np.zeros_like(vg.rewards)
-        self.done = np.zeros(n, np.bool_)
+        # The flat engine writes the compact first decisions of every slot it moves
+        # (core.compact.first_decisions) and, observing, encodes straight into the first D
+        # columns of the wider rows (its encoders write exactly those; a zero-fill of a whole
+        # row is followed by the partial-play fields of every stepped slot): no copy per step.
+        # Its rewards and done are this batch's: a decision that completes no play moves no
+        # game, so its slot reads zero and False after the engine's clear.
+        vg._cx = (c.first, self._mark, self.legal, self.n_legal)
+        vg._cfg[C_CMARKS] = int(self.use_masks)
+        if self.observe:
+            vg._obs = self._obs
+        vg._bind()
+        self.rewards = vg.rewards
+        self.done = vg.done
         self.history_play = np.full(n, -1, np.int64)
         #: whether each slot's decision in the last :meth:`step` completed a play (stepped the
         #: flat engine)
@@ -260,39 +247,26 @@ class CompactVectorGame:
 
     @property
     def masks(self) -> Optional[np.ndarray]:
-        return self._masks if self.use_masks else None
+        return self._mark if self.use_masks else None
 
     # -- internals -----------------------------------------------------------------------------------
-    def _refresh(self, slots: np.ndarray) -> None:
-        """A first decision in ``slots`` (after the flat engine moved them)."""
-        vg = self.vg
+    def _extras(self, slots: np.ndarray) -> None:
+        """The partial-play fields of ``slots`` (:func:`_vextras`)."""
         c = self.codec
-        _vfirst(slots, vg.legal, vg.n_legal, c.first, self._mark, self.legal, self.n_legal,
-                self._body, self._j, self._nc)
-        self._derive(slots, copy_flat=True)
-
-    def _derive(self, slots: np.ndarray, copy_flat: bool) -> None:
-        c = self.codec
-        if self.observe:
-            if copy_flat:
-                flat = self.vg.obs
-                assert flat is not None  # the flat engine observes when this one does
-                self._obs[slots, : self.flat_obs_size] = flat[slots]
-            _vextras(slots, self._body, self._j, self._prefix, c.body_counts, c.body_family,
-                     c.body_unit, c.ntok, c.kick_rank, c.kick_unit, c.n_other + c.n_bodies,
-                     c.ranks, c.depth, self._fam, c.max_kick, self._obs, self.flat_obs_size)
-        if self.use_masks:
-            m = self._masks
-            m[slots] = self._mark[slots]
+        _vextras(slots, self._body, self._j, self._prefix, c.body_counts, c.body_family,
+                 c.body_unit, c.ntok, c.kick_rank, c.kick_unit, c.n_other + c.n_bodies, c.ranks,
+                 c.depth, self._fam, c.max_kick, self._obs, self.flat_obs_size)
 
     # -- API -----------------------------------------------------------------------------------------
     def reset(self, seed: Optional[int] = None, *,
               seeds: Union[Sequence[int], np.ndarray, None] = None) -> None:
         """:meth:`cardenvs.vector.VectorGame.reset`, every slot at a first decision."""
-        self.vg.reset(seed, seeds=seeds)
-        self.rewards[:] = 0.0
-        self.done[:] = False
-        self._refresh(self.vg._all)
+        self._body[:] = -1
+        self._j[:] = 0
+        self._nc[:] = 0
+        self.vg.reset(seed, seeds=seeds)  # the compact first decisions too
+        if self.observe:
+            self._extras(self.vg._all)
 
     def step(self, actions, slots=None) -> tuple[np.ndarray, np.ndarray]:
         """One compact decision per slot (or per slot of ``slots``); returns ``(rewards,
@@ -304,60 +278,54 @@ class CompactVectorGame:
         acts = np.asarray(actions)
         if acts.shape != (len(idx),):
             raise ValueError(f"actions must have shape ({len(idx)},), got {acts.shape}")
-        if not np.issubdtype(acts.dtype, np.integer):
-            raise TypeError(f"actions must be integers, got dtype {acts.dtype}")
-        acts = np.ascontiguousarray(acts, np.int64)
-        C = self.codec.n
-        t = _vcheck(idx, acts, self._mark)
-        if t >= 0:
-            i, a = int(idx[t]), int(acts[t])
-            if a < 0 or a >= C:
-                raise ValueError(f"game {i} of the batch: action {a} is outside the compact "
-                                 f"action space [0, {C})")
-            shown = ", ".join(f"{int(x)} ({self.codec.to_string(int(x))!r})"
-                              for x in self.legal[i, : min(int(self.n_legal[i]), 8)])
-            raise ValueError(f"game {i} of the batch: illegal compact action {a} "
-                             f"({self.codec.to_string(a)!r}); legal: {shown}")
-        c = self.codec
-        flat = self._flat[: len(idx)]
-        _vchoose(idx, acts, vg.legal, vg.n_legal, c.first, c.seq, c.ntok, c.body_row,
-                 c.n_other, c.n_play, self._mark, self.legal, self.n_legal, self._body, self._j,
-                 self._prefix, self._cand, self._nc, flat)
-        self._post(idx, flat)
+        if acts.dtype != np.int64:
+            if not np.issubdtype(acts.dtype, np.integer):
+                raise TypeError(f"actions must be integers, got dtype {acts.dtype}")
+            acts = acts.astype(np.int64)
+        self._decide(idx, np.ascontiguousarray(acts), self._no_u)
         return self.rewards, self.done
 
-    def _post(self, idx: np.ndarray, flat: np.ndarray) -> None:
-        """Step the flat engine with the completed plays, then :func:`_vpost`."""
-        from .vector import OP_STEP
-
+    def _decide(self, idx: np.ndarray, acts: np.ndarray, u: np.ndarray) -> None:
+        """:func:`_vdecide` (a ``ValueError`` naming the first slot whose decision is not
+        offered), the flat engine on the completed plays (every slot's ``rewards`` and
+        ``done`` cleared), then the partial-play fields."""
         vg = self.vg
         c = self.codec
-        self.rewards[:] = 0.0
-        self.done[:] = False
-        self.completed[:] = False
-        whole = flat >= 0
-        if whole.any():  # the slots are distinct and the plays legal: straight to the engine
-            vg._run(OP_STEP, np.ascontiguousarray(idx[whole]),
-                    np.ascontiguousarray(flat[whole]), clear=True)
-        _vpost(idx, flat, vg.legal, vg.n_legal, vg._obs, vg.rewards, vg.done, c.first,
-               self._mark, self.legal, self.n_legal, self._body, self._j, self._prefix,
-               self._nc, self.rewards, self.done, self.completed, self.history_play,
-               self._obs, self._masks, self.observe, self.use_masks, c.body_counts,
-               c.body_family, c.body_unit, c.ntok, c.kick_rank, c.kick_unit,
-               c.n_other + c.n_bodies, c.ranks, c.depth, self._fam, c.max_kick,
-               self.flat_obs_size)
+        m = _vdecide(idx, acts, u, vg.legal, vg.n_legal, c.first, c.seq, c.ntok, c.body_row,
+                     c.n_other, c.n_play, self.use_masks, self._mark, self.legal, self.n_legal,
+                     self._body, self._j, self._prefix, self._cand, self._nc, self.completed,
+                     self.history_play, self._wslots, self._wflat)
+        if m < 0:
+            self._bad_action(int(idx[-m - 1]), int(acts[-m - 1]))
+        # the plays come from the slots' flat legal ids: no second check
+        vg._run(OP_STEP_LEGAL, self._wslots[:m], self._wflat[:m], clear=True)
+        if self.observe:
+            self._extras(idx)
+
+    def _bad_action(self, i: int, a: int) -> None:
+        """The ``ValueError`` for compact decision ``a``, not offered in slot ``i``."""
+        C = self.codec.n
+        if a < 0 or a >= C:
+            raise ValueError(f"game {i} of the batch: action {a} is outside the compact "
+                             f"action space [0, {C})")
+        shown = ", ".join(f"{int(x)} ({self.codec.to_string(int(x))!r})"
+                          for x in self.legal[i, : min(int(self.n_legal[i]), 8)])
+        raise ValueError(f"game {i} of the batch: illegal compact action {a} "
+                         f"({self.codec.to_string(a)!r}); legal: {shown}")
 
     def step_random(self, rng: Optional[np.random.Generator] = None) -> np.ndarray:
         """Step every slot with a uniformly random offered compact decision (from ``rng``,
-        default a generator seeded from the slots' seeds); returns the decisions."""
+        default a generator seeded from the slots' seeds); returns the decisions (this
+        object's array: copy what you keep).  Slot ``i`` takes ``legal[i, int(u[i] *
+        n_legal[i])]`` for ``u = rng.random(n)``, drawn inside the step's kernel."""
+        self.vg._check_started()
         if rng is None:
             if self._rng is None:
                 self._rng = np.random.default_rng(self.vg.seeds.tolist())
             rng = self._rng
-        pick = (rng.random(self.n) * self.n_legal).astype(np.int64)
-        acts = self.legal[np.arange(self.n), pick]
-        self.step(acts)
-        return acts
+        rng.random(out=self._u)
+        self._decide(self.vg._all, self._acts, self._u)
+        return self._acts
 
     def legal_actions(self, i: int) -> np.ndarray:
         """The compact legal ids of slot ``i``'s seat to move (a copy)."""

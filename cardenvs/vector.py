@@ -251,6 +251,10 @@ class VectorGame:
         self._err = np.zeros(N_ERR, np.int64)
         self._all = np.arange(n, dtype=np.int64)
         self._actions = np.zeros(n, np.int64)
+        # a compact batch's arrays (cardenvs.compact_vector sets them): first map, marks,
+        # compact legal ids and their counts; empty: a flat batch
+        self._cx = (np.zeros(0, np.int64), np.zeros((1, 1), np.int8), np.zeros((1, 1), np.int64),
+                    np.zeros(1, np.int64))
         self._bind()
 
     def _bind(self) -> None:
@@ -265,7 +269,7 @@ class VectorGame:
                       g.offsets, self._states)
         self._tail = (self._seed_buf, iv, self.legal, self._obs, self._masks, self.rewards,
                       self.done, self._final_states, self._final_obs, self._fv, self._fpar,
-                      self._bad, self._scratch, self._cfg, self._err)
+                      self._bad, self._scratch, self._cfg, self._err, *self._cx)
         self._entry = None
         # compiled entry points of _fast_call: (entry point, indices of the arguments it takes)
         self._entries: dict[Callable[..., Any], tuple[Callable[..., Any], tuple[int, ...]]] = {}

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from numba import njit
 
+from .core.compact import first_decisions
 from .core.kernels import rng_below
 from .core.policy import policy_choose, policy_choose_play
 from .core.state import CUR, PHASE, P_DONE, REW0
@@ -22,11 +23,12 @@ from .core.state import CUR, PHASE, P_DONE, REW0
 MAX_DECISIONS = 100_000
 
 # operations of the engine kernel
-OP_RESET, OP_STEP, OP_RANDOM_STEP, OP_ADVANCE, OP_RANDOM_ACTIONS = 0, 1, 2, 3, 4
+OP_RESET, OP_STEP, OP_RANDOM_STEP, OP_ADVANCE, OP_RANDOM_ACTIONS, OP_STEP_LEGAL = range(6)
 
 # config vector (int64) handed to the kernel; the learner flags per seat follow N_CONFIG
-(C_OBSERVE, C_MASKS, C_AUTO_RESET, C_KEEP_FINAL, C_K, C_NP, C_NA, C_LOSE, C_SEEDBUF) = range(9)
-N_CONFIG = 9
+(C_OBSERVE, C_MASKS, C_AUTO_RESET, C_KEEP_FINAL, C_K, C_NP, C_NA, C_LOSE, C_SEEDBUF,
+ C_CMARKS) = range(10)
+N_CONFIG = 10
 
 # rows of the per-slot int64 array (public ones are exposed as row views)
 (IV_NLEGAL, IV_SEAT, IV_PTR, IV_DEALS, IV_RNG, IV_VIEW, IV_LSTEPS, IV_FLEN) = range(8)
@@ -50,7 +52,7 @@ T_STEP, T_ILLEGAL, T_DEAL = 0, 1, 2
 @njit
 def _engine(op, clear, k_reset, k_legal, k_is_legal, k_step, k_encode, tab, opts, offsets,
             states, slots, actions, seed_buf, iv, legal, obs, masks, rewards, done, final_states,
-            final_obs, fv, fpar, bad, scratch, cfg, err):
+            final_obs, fv, fpar, bad, scratch, cfg, err, cfirst, cmark, clegal, cn_legal):
     """Run operation ``op`` on the slots ``slots`` (see the ``OP_*`` constants); returns 1
     when ``err`` needs a look (an error, deal seeds to refill, skipped deals), else 0.
 
@@ -60,12 +62,19 @@ def _engine(op, clear, k_reset, k_legal, k_is_legal, k_step, k_encode, tab, opts
     * ``OP_RANDOM_STEP``: draw a uniform legal action per slot into ``actions`` and apply it;
     * ``OP_ADVANCE``: play uniform legal actions for every seat with ``learner[seat] == 0``
       until a learner seat is to move (finished games restart);
-    * ``OP_RANDOM_ACTIONS``: only draw the actions.
+    * ``OP_RANDOM_ACTIONS``: only draw the actions;
+    * ``OP_STEP_LEGAL``: ``OP_STEP`` without the checks, for a caller whose actions are legal
+      ids of their slots' seats to move, read from ``legal`` (the compact batch,
+      :mod:`cardenvs.compact_vector`: its completed plays).
 
     Arrays: ``iv`` holds the per-slot integers (rows ``IV_*``), ``fv`` the learner's pay
     (``acc``: this cycle's, ``carry``: pay after a game ended within the cycle), ``fpar`` the
     learner weight of each seat then ``illegal_reward``, ``cfg`` the configuration then the
-    learner flag of each seat.  ``clear`` clears ``rewards``, ``done``, ``acc`` and ``carry``
+    learner flag of each seat.  A compact batch (:mod:`cardenvs.compact_vector`) hands in its
+    codec's ``first`` map as ``cfirst`` (else an empty array): every slot the call moves then
+    also gets its compact first decisions in ``clegal`` / ``cn_legal`` (and ``cmark`` with
+    ``cfg[C_CMARKS]``; :func:`cardenvs.core.compact.first_decisions`), computed while its flat
+    legal ids are at hand.  ``clear`` clears ``rewards``, ``done``, ``acc`` and ``carry``
     of every slot first.  With ``cfg[C_LOSE]``, an illegal action of a learner seat ends its
     game instead of raising: the learner is paid ``illegal_reward``.
     """
@@ -137,11 +146,11 @@ def _engine(op, clear, k_reset, k_legal, k_is_legal, k_step, k_encode, tab, opts
                     break
                 kind = T_DEAL
                 a = -1
-            elif op == OP_STEP:
+            elif op == OP_STEP or op == OP_STEP_LEGAL:
                 if moves > 0:
                     break
                 a = actions[j]
-                if bad[j]:
+                if op == OP_STEP and bad[j]:
                     kind = T_ILLEGAL
             elif op == OP_RANDOM_STEP:
                 if moves > 0:
@@ -247,6 +256,9 @@ def _engine(op, clear, k_reset, k_legal, k_is_legal, k_step, k_encode, tab, opts
         if cfg[C_MASKS] == 1:
             for q in range(n_legal[i]):
                 masks[i, legal[i, q]] = 1
+        if cfirst.shape[0] > 0:
+            first_decisions(i, legal, n_legal, cfirst, cfg[C_CMARKS] == 1, cmark, clegal,
+                            cn_legal)
     return 1 if err[E_REFILL] > 0 or err[E_SKIPPED] > 0 else 0
 
 

@@ -35,6 +35,7 @@ from numba import njit
 
 from .cards import NSLOT
 from .combos import FAMILY_NAMES, N_FAMILIES
+from .kernels import HOT_INLINE
 from .mask import new_mask
 
 if TYPE_CHECKING:
@@ -309,6 +310,48 @@ def _next_kicks(cand, n, seq, j, mark, out, n_old):
             out[k] = c
             k += 1
     return k
+
+
+@njit(**HOT_INLINE)
+def first_decisions(i, vlegal, vn, first, marks, mark, legal, n_legal):
+    """Slot ``i``'s compact legal ids at a first decision (for a compact batch: the batched
+    engine, :func:`cardenvs.vector_kernels._engine`, calls it for every slot it moves): the
+    distinct first decisions of its flat legal ids ``vlegal[i, :vn[i]]``, ascending, into
+    ``legal[i]`` (``-1`` after them), their count into ``n_legal[i]``; with ``marks``,
+    ``mark[i]`` marks exactly them afterwards (1 at each, 0 elsewhere).
+
+    Each id is inserted from the end of the list built so far (a duplicate is skipped): flat
+    legal ids come ascending in every game, so their bodies come non-decreasing and each costs
+    one comparison (the few ids outside the play block, listed last, are the smallest compact
+    ids and move to the front); any other order gives the same list, more slowly."""
+    n_old = n_legal[i]
+    if marks:
+        for k in range(n_old):
+            mark[i, legal[i, k]] = 0
+    m = 0
+    for k in range(vn[i]):
+        m = insert_distinct(legal, i, m, first[vlegal[i, k]])
+    for k in range(m, n_old):
+        legal[i, k] = -1
+    if marks:
+        for k in range(m):
+            mark[i, legal[i, k]] = 1
+    n_legal[i] = m
+
+
+@njit(**HOT_INLINE)
+def insert_distinct(out, i, m, x):
+    """Insert ``x`` into the ascending distinct ids ``out[i, :m]`` unless it is there; the new
+    count.  The search runs from the end (``x`` mostly belongs there)."""
+    p = m
+    while p > 0 and out[i, p - 1] > x:
+        p -= 1
+    if p > 0 and out[i, p - 1] == x:
+        return m
+    for q in range(m, p, -1):
+        out[i, q] = out[i, q - 1]
+    out[i, p] = x
+    return m + 1
 
 
 class Pending:
