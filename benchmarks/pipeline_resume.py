@@ -11,14 +11,14 @@ the same command with ``--resume``::
     .venv/bin/python -m benchmarks.pipeline_resume                 # a tiny budget (--hours 0.02)
     .venv/bin/python -m benchmarks.pipeline_resume --hours 0.1     # writes benchmarks/results/
 
-**The signal.**  ``cardenvs train`` promises a clean stop on SIGTERM / Ctrl-C (each stage
-stops at its checkpoint, the run records the time spent and ``--resume`` continues), not on
-SIGKILL: its stages run in sessions of their own, so a SIGKILL of the pipeline's process alone
-leaves the stage's process running on.  Every stop is therefore a SIGTERM of the pipeline's
-process.  ``--sigkill K`` makes the K-th stop a SIGKILL of the pipeline *and* its stage's
-process (a lost machine, the OOM killer): what the stages' own checkpoints promise (a fit
-resumes from its last epoch, the fine-tuning from its last evaluation); it is no part of the
-target.
+**The signal.**  Every stop is a SIGTERM of the pipeline's process, the clean stop
+``cardenvs train`` promises for SIGTERM / Ctrl-C (each stage stops at its checkpoint, the run
+records the time spent and ``--resume`` continues).  A SIGKILL of the pipeline's process alone
+also stops its stage as SIGTERM does (the stage watches its parent), but the pipeline records
+no time for the moment it died.  ``--sigkill K`` makes the K-th stop a SIGKILL of the pipeline
+*and* its stage's process (a lost machine, the OOM killer): what the stages' own checkpoints
+promise (a fit resumes from its last epoch, the fine-tuning from its last evaluation); it is
+no part of the target.
 
 **What is measured per stop**, from the run's own files (polled every 0.2 s) and in the stage's
 own unit: the stage, the run's clock and the stage's progress at the stop (collection: blocks
