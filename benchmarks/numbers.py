@@ -302,7 +302,8 @@ def block_pipeline() -> str:
             theirs = f"{_ci(sst, _digits(sst['score_diff']))} ({shipped['deals']:,})"
             overlap = "yes" if _overlap(st["ci"], sst["ci"]) else "no"
         title = make_game(game).info.title
-        rows.append(f"| [{title}, a {hours:g} h run](../{run['_dir']}/report.md) | "
+        # the folder as text: Sphinx would take a link to its report.md for a page of the site
+        rows.append(f"| {title}, a {hours:g} h run (`{run['_dir']}/`) | "
                     f"{', '.join(f'`{k}={v!r}`' for k, v in opts.items()) or 'defaults'} | "
                     f"{hours:g} | {done} of {len(names)} | {mine} | {theirs} | {overlap} |")
     if len(rows) == 2:

@@ -18,17 +18,10 @@ import pytest
 
 pytest.importorskip("torch")
 
-from test_pipeline import SHORT, STAGES, _launches, _state  # noqa: E402
+from test_pipeline import STAGES, _launches, _start, _state  # noqa: E402
 
 from cardenvs.train import pipeline  # noqa: E402
 from cardenvs.train.pipeline_procs import LOCK_NAME, proc_alive, proc_start  # noqa: E402
-
-
-def _start(out, *extra: str) -> subprocess.Popen:
-    return subprocess.Popen([sys.executable, "-m", "cardenvs.train.pipeline", "wakeng",
-                             "--out", str(out), *SHORT, *extra],
-                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-                            env=dict(os.environ, PYTHONUNBUFFERED="1"))
 
 
 def _lock(out) -> dict:

@@ -110,6 +110,6 @@ def test_the_docs_block_sets_a_run_beside_the_shipped_agent(finished_run, tmp_pa
     mine, theirs = numbers._ci(st, 2), numbers._ci(sst, 2)
     overlap = "yes" if st["ci"][0] <= sst["ci"][1] and sst["ci"][0] <= st["ci"][1] else "no"
     row = text.splitlines()[2]
-    assert row == (f"| [Wakeng, a 0.02 h run](../benchmarks/results/pipeline/wakeng/report.md)"
+    assert row == (f"| Wakeng, a 0.02 h run (`benchmarks/results/pipeline/wakeng/`)"
                    f" | defaults | 0.02 | 8 of 8 | **{mine}** (6) | {theirs} (1,000) | "
                    f"{overlap} |")
