@@ -4,7 +4,8 @@
 
 ``--vector-only --out benchmarks/compact.md`` measures only the VectorGame section and
 replaces it in the existing report, keeping the other sections as they are (the section says
-when and how it was refreshed).
+when and how it was refreshed); ``--aec-only`` does the same for the masked-random AEC loop's
+section (RLCard measured beside it), and with ``--profile`` for the flat loop's profile too.
 
 Times are this process's CPU seconds (``time.process_time``; torch on one thread), so that
 other work on a shared machine slows the measurements less than it would wall-clock ones.
@@ -277,6 +278,55 @@ def vector_rates(name: str, seconds: float, n: int = 1024, observe: bool = False
     return best
 
 
+AEC_TITLE = "## Masked-random AEC loop (`env.last()`, uniform among the mask's ones)"
+PROFILE_TITLE = "## Profile of the flat Dou Dizhu loop (tottime)"
+
+
+def aec_section(games: list[str], seconds: float, note: str = "") -> list[str]:
+    """The report's masked-random AEC loop section: flat and compact per game, with RLCard's
+    ``doudizhu`` measured in the same interleaved rounds as Dou Dizhu (the best round of
+    each: a load that comes and goes hits all of them alike), printed row by row; ``note``
+    (a sentence) follows the table."""
+    sec = ["", AEC_TITLE, "",
+           "| game | flat decisions/s | compact decisions/s | compact plays/s | "
+           "compact/flat (decisions) |", "| --- | ---: | ---: | ---: | ---: |"]
+    print("\n".join(sec), flush=True)
+    rates = {}
+    rl: Optional[float] = None
+    for name in games:
+        f = c = cp = 0.0
+        for _ in range(3):
+            if name == "doudizhu":
+                r = rlcard_loop(seconds / 3, repeats=1)
+                rl = None if r is None else max(rl or 0.0, r)
+            f = max(f, aec_loop(name, "flat", seconds / 3, repeats=1)[0])
+            c2, cp2 = aec_loop(name, "compact", seconds / 3, repeats=1)
+            c, cp = max(c, c2), max(cp, cp2)
+        rates[name] = (f, c, cp)
+        sec.append(f"| {name} | {f:,.0f} | {c:,.0f} | {cp:,.0f} | {c / f:.2f}x |")
+        print(sec[-1], flush=True)
+    tail = []
+    if rl is not None and "doudizhu" in rates:
+        f, c, cp = rates["doudizhu"]
+        tail.append(f"RLCard `doudizhu` env, the same loop: {rl:,.0f} steps/s (whole plays). "
+                    f"Dou Dizhu flat: **{f / rl:.1f}x** RLCard; compact: **{c / rl:.1f}x** in "
+                    f"decisions, {cp / rl:.1f}x in whole plays.")
+    if note:
+        tail.append(note)
+    if tail:
+        sec += ["", " ".join(tail)]
+        print("\n".join(sec[-2:]), flush=True)
+    return sec
+
+
+def profile_section() -> list[str]:
+    """The report's section on where the flat Dou Dizhu AEC loop's time goes
+    (:func:`profile_flat`)."""
+    prof = profile_flat()
+    print(prof)
+    return ["", PROFILE_TITLE, "", "```text", prof.strip(), "```"]
+
+
 VECTOR_TITLE = "## VectorGame, 1,024 games, random decisions"
 
 
@@ -457,9 +507,14 @@ def main(argv: Optional[list[str]] = None) -> int:
     ap.add_argument("--quick", action="store_true",
                     help="short measurements: --seconds 1 --sb3-steps 256")
     ap.add_argument("--out", default=None, help="write the markdown report here")
-    ap.add_argument("--vector-only", action="store_true",
-                    help="measure only the VectorGame section and replace it in --out, keeping "
-                         "the report's other sections")
+    only = ap.add_mutually_exclusive_group()
+    only.add_argument("--vector-only", action="store_true",
+                      help="measure only the VectorGame section and replace it in --out, "
+                           "keeping the report's other sections")
+    only.add_argument("--aec-only", action="store_true",
+                      help="measure only the masked-random AEC loop section (RLCard beside "
+                           "it; with --profile, the flat loop's profile too) and replace it in "
+                           "--out, keeping the report's other sections")
     a = ap.parse_args(argv)
     if a.quick:
         a.seconds, a.sb3_steps = 1.0, 256
@@ -479,6 +534,24 @@ def main(argv: Optional[list[str]] = None) -> int:
             text = fh.read()
         with open(a.out, "w") as fh:
             fh.write(replace_section(text, VECTOR_TITLE, sec))
+        print(f"wrote {a.out}")
+        return 0
+    if a.aec_only:
+        if not a.out or not os.path.exists(a.out):
+            ap.error("--aec-only replaces the AEC loop section of an existing report: give it "
+                     "with --out")
+        cmd = "--aec-only" + (" --profile" if a.profile else "")
+        note = (f"This section was refreshed alone by `python -m benchmarks.compact {cmd} "
+                f"--seconds {a.seconds:g}` ({time.strftime('%Y-%m-%d %H:%M')}, load average "
+                f"{os.getloadavg()[0]:.1f} at its start)" + (", with the flat loop's profile"
+                if a.profile else "") + "; the other sections are from the run named at the top.")
+        sec = aec_section(games, a.seconds, note)
+        with open(a.out) as fh:
+            text = replace_section(fh.read(), AEC_TITLE, sec)
+        if a.profile:
+            text = replace_section(text, PROFILE_TITLE, profile_section())
+        with open(a.out, "w") as fh:
+            fh.write(text)
         print(f"wrote {a.out}")
         return 0
 
@@ -516,38 +589,10 @@ def main(argv: Optional[list[str]] = None) -> int:
         sec = rllib_section(a.seconds)
         print("\n".join(sec), flush=True)
         lines += sec
-    sec = ["", "## Masked-random AEC loop (`env.last()`, uniform among the mask's ones)", "",
-           "| game | flat decisions/s | compact decisions/s | compact plays/s | "
-           "compact/flat (decisions) |", "| --- | ---: | ---: | ---: | ---: |"]
-    rates = {}
-    rl: Optional[float] = None
-    for name in games:
-        # interleaved rounds (RLCard beside Dou Dizhu), the best of each: a load that comes
-        # and goes hits all of them alike
-        f = c = cp = 0.0
-        for _ in range(3):
-            if name == "doudizhu":
-                r = rlcard_loop(a.seconds / 3, repeats=1)
-                rl = None if r is None else max(rl or 0.0, r)
-            f = max(f, aec_loop(name, "flat", a.seconds / 3, repeats=1)[0])
-            c2, cp2 = aec_loop(name, "compact", a.seconds / 3, repeats=1)
-            c, cp = max(c, c2), max(cp, cp2)
-        rates[name] = (f, c, cp)
-        sec.append(f"| {name} | {f:,.0f} | {c:,.0f} | {cp:,.0f} | {c / f:.2f}x |")
-        print(sec[-1], flush=True)
-    if rl is not None and "doudizhu" in rates:
-        f, c, cp = rates["doudizhu"]
-        sec += ["", f"RLCard `doudizhu` env, the same loop: {rl:,.0f} steps/s (whole plays). "
-                f"Dou Dizhu flat: **{f / rl:.1f}x** RLCard; compact: **{c / rl:.1f}x** in "
-                f"decisions, {cp / rl:.1f}x in whole plays."]
-    lines += sec
-    print("\n".join(sec[-2:]), flush=True)
+    lines += aec_section(games, a.seconds)
     lines += vector_section(games, a.seconds)
     if a.profile:
-        prof = profile_flat()
-        lines += ["", "## Profile of the flat Dou Dizhu loop (tottime)", "", "```text",
-                  prof.strip(), "```"]
-        print(prof)
+        lines += profile_section()
         ts = None if a.no_tianshou else profile_tianshou_flat()
         if ts is not None:
             lines += ["", "## Profile of the flat Dou Dizhu Tianshou Collector (tottime)", "",

@@ -61,3 +61,24 @@ def test_vector_only_refreshes_one_section(tmp_path, capsys):
     with pytest.raises(SystemExit):
         bc.main(["--vector-only", "--out", str(tmp_path / "missing.md")])
     capsys.readouterr()
+
+
+def test_aec_only_refreshes_one_section(tmp_path, capsys):
+    report = tmp_path / "compact.md"
+    report.write_text("# Compact\n\n## Sizes\n\nkept\n\n" + bc.AEC_TITLE + "\n\nstale\n\n"
+                      + bc.VECTOR_TITLE + "\n\nvector kept\n")
+    assert bc.main(["--aec-only", "--games", "wakeng", "--seconds", "0.03",
+                    "--out", str(report)]) == 0
+    text = report.read_text()
+    assert text.startswith("# Compact\n\n## Sizes\n\nkept\n\n" + bc.AEC_TITLE)
+    assert text.endswith(bc.VECTOR_TITLE + "\n\nvector kept\n")
+    assert "stale" not in text and "refreshed alone by `python -m benchmarks.compact " \
+        "--aec-only --seconds 0.03`" in text
+    row = next(line for line in text.split("\n") if line.startswith("| wakeng |"))
+    flat, comp = (float(x.replace(",", "")) for x in row.split("|")[2:4])
+    assert flat > 0 and comp > 0
+    with pytest.raises(SystemExit):
+        bc.main(["--aec-only", "--out", str(tmp_path / "missing.md")])
+    with pytest.raises(SystemExit):  # one section at a time
+        bc.main(["--aec-only", "--vector-only", "--out", str(report)])
+    capsys.readouterr()

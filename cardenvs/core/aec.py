@@ -40,10 +40,10 @@ from pettingzoo import AECEnv
 
 from . import compact as _compact
 from .game import Game
-from .mask import new_mask
+from .mask import ActionMask, ones_writer
 from .infocode import Named, named_codes
 from .options import check_seed, set_env_args
-from .state import PHASE, REW0
+from .state import CUR, P_DONE, PHASE, REW0
 from .render import RENDER_FPS, RENDER_MODES
 
 _MAX_SEED = 2**63 - 1
@@ -129,6 +129,17 @@ class CardEnv(AECEnv, EzPickle):
         self.state_vec = g.new_state()
         self._legal_buf = np.zeros(g.n_actions, np.int64)
         self._n_legal = 0
+        # the hot path (step, _after_move, observe) calls the game's compiled kernels directly
+        # (Game.entry_points, None until each has been called through its checked method) on
+        # the state vector this env made itself (_own_state; a state_vec assigned from
+        # outside goes through the checked methods); the kernels' constant arguments:
+        self._fast: Optional[tuple[Callable, Callable, Callable, Callable]] = None
+        self._own_state = self.state_vec
+        self._tab, self._opts, self._offsets = g.tab, g.opts, g.offsets
+        self._n_actions = g.n_actions
+        self._obs_size = g.layout.size
+        self._rew_slice = slice(REW0, REW0 + n)
+        self._set_ones = ones_writer()  # observe's mask of the legal ids
         self.np_random = np.random.default_rng()
         self._np_random_seed: Optional[int] = None
         self._started = False
@@ -161,8 +172,11 @@ class CardEnv(AECEnv, EzPickle):
 
     def _check_agent(self, agent: object) -> str:
         if agent not in self._index:
-            raise ValueError(f"unknown agent {agent!r}; agents are {', '.join(self.possible_agents)}")
+            raise self._unknown_agent(agent)
         return agent
+
+    def _unknown_agent(self, agent: object) -> ValueError:
+        return ValueError(f"unknown agent {agent!r}; agents are {', '.join(self.possible_agents)}")
 
     # -- API ---------------------------------------------------------------------------------------
     def reset(self, seed: Optional[int] = None, options: Optional[dict] = None) -> None:
@@ -214,7 +228,7 @@ class CardEnv(AECEnv, EzPickle):
         if options:
             new_state = g.new_state()
             g.custom_deal(new_state, options, deal_seed)  # validates before touching self
-            self.state_vec = new_state
+            self.state_vec = self._own_state = new_state
         else:
             g.reset(self.state_vec, deal_seed)
 
@@ -222,7 +236,7 @@ class CardEnv(AECEnv, EzPickle):
         """Refresh the mover, legal ids, infos; end the game when the state says so."""
         g = self.game
         s = self.state_vec
-        if g.done(s):
+        if s.item(PHASE) == P_DONE:  # g.done(s)
             r = g.rewards(s)
             for i, a in enumerate(self.possible_agents):
                 if a in self.rewards:
@@ -231,16 +245,21 @@ class CardEnv(AECEnv, EzPickle):
             self._accumulate_rewards()
             self._clear_legal()
             return
-        if any(s[REW0:REW0 + g.n_players].tolist()):  # a payout before the end (a match)
+        if any(s[self._rew_slice].tolist()):  # a payout before the end (a match)
             r = g.rewards(s)
             for i, a in enumerate(self.possible_agents):
                 if a in self.rewards:
                     self.rewards[a] = float(r[i])
             self._accumulate_rewards()
-        seat = g.current(s)
-        self.agent_selection = self.possible_agents[seat]
-        self._n_legal = g.legal(s, self._legal_buf)
-        info = self.infos[self.agent_selection]
+        agent = self.agent_selection = self.possible_agents[s.item(CUR)]  # g.current(s)
+        fast = self._fast
+        if fast is not None and s is self._own_state:
+            self._n_legal = fast[2](s, self._tab, self._opts, self._legal_buf)
+        else:
+            self._n_legal = g.legal(s, self._legal_buf)
+            if fast is None:
+                self._fast = g.entry_points()
+        info = self.infos[agent]
         if self.info_legal_actions:
             info["legal_actions"] = self._legal_buf[: self._n_legal].copy()
         self._extra_info(info)
@@ -253,26 +272,31 @@ class CardEnv(AECEnv, EzPickle):
     def phase(self) -> Named:
         """The phase of the game (``info["phase"]``): its index in :attr:`PHASES`, a
         :class:`cardenvs.core.infocode.Named` int that prints as the name."""
-        return self._phase_codes[int(self.state_vec[PHASE])]
+        return self._phase_codes[self.state_vec.item(PHASE)]
 
     def observe(self, agent: str) -> dict:
         """``{"observation": float32[D], "action_mask": int8[N]}`` of ``agent`` (fresh
         arrays; the mask is all zeros unless ``agent`` is to move)."""
-        if agent not in self._index:
-            self._check_agent(agent)  # raises
-        seat = self._index[agent]
+        seat = self._index.get(agent)
+        if seat is None:
+            raise self._unknown_agent(agent)
         if not self._started:
             raise ValueError("call reset() before observe()")
         if self._compact is not None:
             return _compact.observe(self, agent, seat)
-        g = self.game
-        obs = np.empty(g.layout.size, np.float32)
-        g.encode(self.state_vec, seat, obs)
-        mask = new_mask(g.n_actions)  # int8; np.flatnonzero of it takes the bool fast path
-        # legal ids exist only while the game is on (_after_move, _clear_legal, set_state)
+        obs = np.empty(self._obs_size, np.float32)
+        s = self.state_vec
+        fast = self._fast
+        if fast is not None and s is self._own_state:
+            fast[3](s, seat, self._tab, self._opts, self._offsets, obs)
+        else:
+            self.game.encode(s, seat, obs)
+        # legal ids exist only while the game is on (_after_move, _clear_legal, set_state);
+        # int8, and np.flatnonzero of it takes a fast path (cardenvs.core.mask)
+        m = np.zeros(self._n_actions, np.int8)
         if self._n_legal and agent == self.agent_selection:
-            mask[self._legal_buf[: self._n_legal]] = 1
-        return {"observation": obs, "action_mask": mask}
+            self._set_ones(m, self._legal_buf, self._n_legal)  # m[legal ids] = 1
+        return {"observation": obs, "action_mask": m.view(ActionMask)}
 
     def legal_actions(self) -> np.ndarray:
         """Legal action ids of the agent to move (a copy; compact ids in compact mode)."""
@@ -315,14 +339,17 @@ class CardEnv(AECEnv, EzPickle):
             action = _action_int(agent, action)
         g = self.game
         s = self.state_vec
+        fast = self._fast if s is self._own_state else None
         if self._compact is not None:  # a body or a kicker: the whole play's flat id, or -1
             action = _compact.step(self, agent, action)
             if action < 0:
                 return
+            fast = None  # (the checked path below: a numpy int from the codec)
             # a completed play is one of the flat legal ids the offered decisions came from
-        elif not 0 <= action < g.n_actions:
+        elif not 0 <= action < self._n_actions:
             raise ValueError(f"action {action} is outside the action space [0, {g.n_actions})")
-        elif not g.is_legal(s, action):
+        elif not (fast[0](s, action, self._tab, self._opts) if fast is not None
+                  else g.is_legal(s, action)):
             if self.illegal == "raise":  # nothing changes, the pending reward included
                 shown = ", ".join(g.action_to_string(a) for a in self._legal_buf[: min(self._n_legal, 8)])
                 more = "" if self._n_legal <= 8 else f", ... ({self._n_legal} in all)"
@@ -335,9 +362,13 @@ class CardEnv(AECEnv, EzPickle):
             return
         self._cumulative_rewards[agent] = 0.0
         self.history.append(action)
-        g._step_checked(s, action)
-        for a in self.rewards:
-            self.rewards[a] = 0.0
+        if fast is not None:
+            fast[1](s, action, self._tab, self._opts)
+        else:
+            g._step_checked(s, action)
+        rewards = self.rewards
+        for a in rewards:
+            rewards[a] = 0.0
         self._after_move()
         if self.render_mode == "human":
             self.render()
@@ -443,7 +474,7 @@ class CardEnv(AECEnv, EzPickle):
                              f"state ({self.possible_agents[g.current(state)]})")
         if self._compact is not None and live:  # a partial play checked before any change
             _compact.check_snapshot(self, state, snap.get("compact"))
-        self.state_vec = state
+        self.state_vec = self._own_state = state
         self.agents = agents
         self.rewards = dict(snap["rewards"])
         self._cumulative_rewards = dict(snap["cumulative"])

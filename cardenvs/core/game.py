@@ -434,6 +434,23 @@ class Game:
         their own state vector."""
         self._call("k_step", state, np.int64(action), self.tab, self.opts)
 
+    def entry_points(self) -> Optional[tuple[Callable, Callable, Callable, Callable]]:
+        """The compiled ``(is_legal, step, legal, encode)`` entry points, once each kernel
+        has been called through its method (``None`` before).
+
+        They take the arguments of the kernels (``state, action, tab, opts``; ``state, action,
+        tab, opts``; ``state, tab, opts, out``; ``state, seat, tab, opts, offsets, out``) with
+        no check at all: only for a caller that holds a state vector made by
+        :meth:`new_state` (or validated by :meth:`check_state` and copied), buffers of the
+        right dtype and size, an action id in the action space (a legal one for ``step``)
+        and a seat of the game, as the AEC environment does for its own state vector.
+        """
+        d = self._direct
+        fs = (d.get("k_is_legal"), d.get("k_step"), d.get("k_legal"), d.get("k_encode"))
+        if fs[0] is None or fs[1] is None or fs[2] is None or fs[3] is None:
+            return None
+        return fs  # type: ignore[return-value]
+
     def encode(self, state: np.ndarray, seat: int, out: np.ndarray) -> None:
         """Write ``seat``'s observation of ``state`` into ``out`` (float32, ``layout.size``)."""
         f = self._direct.get("k_encode")

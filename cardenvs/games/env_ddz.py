@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from ..core.aec import CardEnv
-from ..core.state import BID, LANDLORD
+from ..core.state import BID, LANDLORD, PHASE
 
 
 class DouDizhuEnv(CardEnv):
@@ -15,6 +15,6 @@ class DouDizhuEnv(CardEnv):
 
     def _extra_info(self, info: dict) -> None:
         s = self.state_vec
-        info["phase"] = self.phase()
-        info["landlord"] = int(s[LANDLORD])
-        info["bid"] = int(s[BID])
+        info["phase"] = self._phase_codes[s.item(PHASE)]  # self.phase()
+        info["landlord"] = s.item(LANDLORD)  # a Python int
+        info["bid"] = s.item(BID)
