@@ -32,7 +32,7 @@ from typing import Any, Optional, Sequence, Union
 import numpy as np
 from numba import njit
 
-from .core.compact import codec_of, insert_distinct
+from .core.compact import clear_ids, close_ids, codec_of, insert_distinct
 from .vector_kernels import C_CMARKS, OP_STEP_LEGAL
 
 
@@ -119,20 +119,12 @@ def _vdecide(slots, acts, u, vlegal, vn, first, seq, ntok, body_row, n_other, n_
             m += 1
             continue
         # the next kicker's legal ids: the distinct ones among the candidates, ascending
-        n_old = n_legal[i]
-        if marks:
-            for k in range(n_old):
-                mark[i, legal[i, k]] = 0
+        n_old = clear_ids(i, marks, mark, legal, n_legal)
         j = jj[i]
         k2 = 0
         for k in range(nc[i]):
             k2 = insert_distinct(legal, i, k2, seq[cand[i, k], j])
-        for k in range(k2, n_old):
-            legal[i, k] = -1
-        if marks:
-            for k in range(k2):
-                mark[i, legal[i, k]] = 1
-        n_legal[i] = k2
+        close_ids(i, k2, n_old, marks, mark, legal, n_legal)
     return m
 
 

@@ -324,13 +324,29 @@ def first_decisions(i, vlegal, vn, first, marks, mark, legal, n_legal):
     legal ids come ascending in every game, so their bodies come non-decreasing and each costs
     one comparison (the few ids outside the play block, listed last, are the smallest compact
     ids and move to the front); any other order gives the same list, more slowly."""
+    n_old = clear_ids(i, marks, mark, legal, n_legal)
+    m = 0
+    for k in range(vn[i]):
+        m = insert_distinct(legal, i, m, first[vlegal[i, k]])
+    close_ids(i, m, n_old, marks, mark, legal, n_legal)
+
+
+@njit(**HOT_INLINE)
+def clear_ids(i, marks, mark, legal, n_legal):
+    """Before slot ``i``'s compact legal ids are rebuilt in ``legal[i]``: with ``marks``,
+    unmark the current ones in ``mark[i]``; returns their count (for :func:`close_ids`)."""
     n_old = n_legal[i]
     if marks:
         for k in range(n_old):
             mark[i, legal[i, k]] = 0
-    m = 0
-    for k in range(vn[i]):
-        m = insert_distinct(legal, i, m, first[vlegal[i, k]])
+    return n_old
+
+
+@njit(**HOT_INLINE)
+def close_ids(i, m, n_old, marks, mark, legal, n_legal):
+    """After ``m`` new ids were written to ``legal[i, :m]``: ``-1`` over the rest of the
+    ``n_old`` former ones, the count into ``n_legal[i]``, and with ``marks`` the new ids
+    marked in ``mark[i]``."""
     for k in range(m, n_old):
         legal[i, k] = -1
     if marks:
